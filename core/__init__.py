@@ -1,0 +1,34 @@
+"""ScanLab's engine: seed 000's training loop with `jax.lax.scan`, its history, data and theory.
+
+Pure JAX and NumPy; no UI imports and no module-level state.
+"""
+
+from core.data import make_batches
+from core.theory import REGIMES, critical_lr, optimum, regime, step_factors
+from core.training import (
+    DIVERGENCE_RATIO,
+    History,
+    HistoryEngine,
+    PaddedBatches,
+    accumulated_gradient_step,
+    python_loop_training_step,
+    scan_training_step,
+    training_history,
+)
+
+__all__ = [
+    "DIVERGENCE_RATIO",
+    "REGIMES",
+    "History",
+    "HistoryEngine",
+    "PaddedBatches",
+    "accumulated_gradient_step",
+    "critical_lr",
+    "make_batches",
+    "optimum",
+    "python_loop_training_step",
+    "regime",
+    "scan_training_step",
+    "step_factors",
+    "training_history",
+]

@@ -1,0 +1,134 @@
+"""Argument checks shared by the core functions.
+
+Shape and dtype checks read only an array's abstract value, so they also run on tracers under
+`jax.jit`. Value checks (a finite `w` or `lr`) need a concrete number and are skipped for traced
+arguments. Every error names the argument and says what was expected.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+LOSSES = ("sum", "mean")
+
+
+def check_loss(loss) -> bool:
+    """Return True for the mean loss, False for the sum loss."""
+    if not isinstance(loss, str) or loss not in LOSSES:
+        raise ValueError(f"loss must be 'sum' or 'mean', got {loss!r}")
+    return loss == "mean"
+
+
+def is_traced(value) -> bool:
+    return isinstance(value, jax.core.Tracer)
+
+
+def _as_array(name: str, value):
+    if isinstance(value, (jax.Array, np.ndarray)):
+        return value
+    try:
+        return np.asarray(value)
+    except (ValueError, TypeError) as err:
+        raise TypeError(f"{name} must be an array of real floating-point numbers; {err}") from None
+
+
+def _describe_dtype_problem(name: str, dtype) -> str | None:
+    if jnp.issubdtype(dtype, jnp.floating):
+        return None
+    if jnp.issubdtype(dtype, jnp.complexfloating):
+        kind = "complex"
+    elif jnp.issubdtype(dtype, jnp.bool_):
+        kind = "boolean"
+    elif jnp.issubdtype(dtype, jnp.integer):
+        kind = "integer"
+    else:
+        kind = "non-numeric"
+    return (
+        f"{name} must hold real floating-point values (float32, float64, bfloat16 or float16), "
+        f"got {kind} dtype {dtype}; convert it, e.g. {name}.astype('float32')"
+    )
+
+
+def check_batch_array(name: str, value):
+    """A real floating (N, B) array with N >= 1 and B >= 1; returned unconverted."""
+    array = _as_array(name, value)
+    problem = _describe_dtype_problem(name, array.dtype)
+    if problem:
+        raise TypeError(problem)
+    if array.ndim != 2:
+        raise ValueError(
+            f"{name} must be 2-D with shape (N, B): N batches of B examples; got shape {tuple(array.shape)}"
+        )
+    n, b = array.shape
+    if n == 0:
+        raise ValueError(f"{name} must hold at least one batch (N >= 1); got shape {tuple(array.shape)}")
+    if b == 0:
+        raise ValueError(f"{name} must hold at least one example per batch (B >= 1); got shape {tuple(array.shape)}")
+    return array
+
+
+def check_batches(x_batches, y_batches):
+    """Both batch arrays, checked and of one shape (N, B)."""
+    x = check_batch_array("x_batches", x_batches)
+    y = check_batch_array("y_batches", y_batches)
+    if x.shape != y.shape:
+        raise ValueError(
+            "x_batches and y_batches must have the same shape (N, B); "
+            f"got x_batches {tuple(x.shape)} and y_batches {tuple(y.shape)}"
+        )
+    return x, y
+
+
+def check_scalar(name: str, value):
+    """A real scalar: a Python int or float, or an array of shape () and real dtype.
+
+    Returns the value unconverted. A concrete value must be finite; a traced one is not inspected.
+    """
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be a real number, got a boolean {value!r}")
+    if isinstance(value, numbers.Number) and not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got complex {value!r}")
+    if isinstance(value, numbers.Real) and not hasattr(value, "dtype"):
+        number = float(value)
+    elif hasattr(value, "dtype") and hasattr(value, "shape"):
+        dtype = value.dtype
+        if not (jnp.issubdtype(dtype, jnp.floating) or jnp.issubdtype(dtype, jnp.integer)):
+            raise TypeError(f"{name} must be a real number, got an array of dtype {dtype}")
+        if tuple(value.shape) != ():
+            raise ValueError(f"{name} must be a scalar (shape ()), got shape {tuple(value.shape)}")
+        if is_traced(value):
+            return value
+        number = float(np.asarray(value, dtype=np.float64))
+    else:
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__} {value!r}"[:200])
+    if not np.isfinite(number):
+        raise ValueError(f"{name} must be finite, got {number}")
+    return value
+
+
+def data_dtype(x, y):
+    """The dtype the batches compute in: both promoted, then canonicalized (float64 -> float32
+    unless `jax_enable_x64` is on)."""
+    with jax.numpy_dtype_promotion("standard"):  # mixed batch dtypes promote even under "strict"
+        return jax.dtypes.canonicalize_dtype(jnp.promote_types(x.dtype, y.dtype))
+
+
+def carry_dtype(w, fallback):
+    """The scan carry's dtype: `w`'s own floating dtype; a Python number, a weakly typed scalar or
+    an integer takes `fallback` (the data's dtype)."""
+    dtype = getattr(w, "dtype", None)
+    if dtype is None or getattr(w, "weak_type", False) or not jnp.issubdtype(dtype, jnp.floating):
+        return jnp.dtype(fallback)
+    return jax.dtypes.canonicalize_dtype(dtype)
+
+
+def reject_traced(function: str, *values) -> None:
+    if any(is_traced(v) for v in values):
+        raise TypeError(
+            f"{function} returns NumPy arrays and a Python diverged_at, so it cannot run under jax.jit "
+            "or another transformation; call it on concrete arrays, or jit scan_training_step instead"
+        )

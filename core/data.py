@@ -1,0 +1,70 @@
+"""Deterministic microbatches for the 1-D problem y = w*x."""
+
+from __future__ import annotations
+
+import numbers
+
+import jax.numpy as jnp
+import numpy as np
+
+KINDS = ("gaussian", "ones")
+
+
+def _positive_int(name: str, value) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {type(value).__name__} {value!r}"[:200])
+    if value < 1:
+        raise ValueError(f"{name} must be at least 1, got {value}")
+    return int(value)
+
+
+def _finite(name: str, value, minimum=None) -> float:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__} {value!r}"[:200])
+    value = float(value)
+    if not np.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value}")
+    if minimum is not None and value < minimum:
+        raise ValueError(f"{name} must be at least {minimum}, got {value}")
+    return value
+
+
+def _row_normals(seed: int, stream: int, n: int, b: int) -> np.ndarray:
+    # One generator per (stream, row): row i never depends on n, and its first b values never on b.
+    return np.stack([np.random.default_rng([seed, stream, i]).standard_normal(b) for i in range(n)])
+
+
+def make_batches(n, b, *, seed, kind="gaussian", true_w=None, noise=0.0, dtype=np.float32):
+    """N microbatches of B examples each, as two (n, b) NumPy arrays (x_batches, y_batches).
+
+    kind="gaussian": x ~ N(0, 1) and y = true_w*x + noise*eps with eps ~ N(0, 1); true_w defaults
+      to 2.0.
+    kind="ones": x = 1 and y = true_w + noise*eps; true_w defaults to 1.0, so the defaults give seed
+      000's example (make_batches(2, 2, seed=0, kind="ones") is its xs = ys = ones((2, 2))).
+
+    The draw is a function of (seed, row, column) only: growing n appends batches and growing b
+    appends examples to every batch, leaving the others as they were, so a slider on N or B changes
+    just what it names. Values are drawn in float64 and rounded once to `dtype`.
+    """
+    n = _positive_int("n", n)
+    b = _positive_int("b", b)
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, numbers.Integral) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}"[:200])
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}"[:200])
+    if true_w is None:
+        true_w = 2.0 if kind == "gaussian" else 1.0
+    true_w = _finite("true_w", true_w)
+    noise = _finite("noise", noise, minimum=0.0)
+    try:
+        dtype = jnp.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"dtype must be a floating dtype, got {dtype!r}") from None
+    if not jnp.issubdtype(dtype, jnp.floating):
+        raise TypeError(f"dtype must be a floating dtype, got {dtype}")
+
+    x = _row_normals(int(seed), 0, n, b) if kind == "gaussian" else np.ones((n, b))
+    y = true_w * x
+    if noise:
+        y = y + noise * _row_normals(int(seed), 1, n, b)
+    return x.astype(dtype), y.astype(dtype)

@@ -1,0 +1,131 @@
+"""Closed-form facts about seed 000's loss, in float64 NumPy.
+
+For batch k let S_k = sum(x_k**2). One step maps the error e = w - w*_k to r_k * e with the
+per-step factor r_k = 1 - c*lr*S_k, where c = 2 for the sum loss and c = 2/B for the mean loss.
+When every batch has the same optimum (noise-free data) the error after N steps is e_0 times the
+product of the factors: the product decides, not the worst single step.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from core._checks import check_batch_array, check_batches, check_loss, check_scalar, reject_traced
+
+REGIMES = ("stalled", "monotone", "oscillating", "two-cycle", "diverging")
+
+
+def _sums_of_squares(x_batches) -> np.ndarray:
+    reject_traced("the theory functions", x_batches)
+    x = np.asarray(check_batch_array("x_batches", x_batches), dtype=np.float64)
+    return np.sum(x * x, axis=1)
+
+
+def _scale(x_batches, loss) -> float:
+    """lr / scale is the sum loss's learning rate: 1 for sum, B for mean."""
+    return float(np.shape(x_batches)[1]) if check_loss(loss) else 1.0
+
+
+def step_factors(lr, x_batches, *, loss="sum") -> np.ndarray:
+    """The per-step factors 1 - c*lr*S_k, shape (N,), float64."""
+    check_scalar("lr", lr)
+    sums = _sums_of_squares(x_batches)
+    return 1.0 - 2.0 * (float(lr) / _scale(x_batches, loss)) * sums
+
+
+def optimum(x_batches, y_batches) -> float:
+    """The least-squares weight over all batches, w* = sum(x*y) / sum(x*x); NaN when every x is 0.
+
+    It minimises the total loss for "sum" and for "mean" alike, since every batch has B examples.
+    """
+    reject_traced("optimum", x_batches, y_batches)
+    x, y = (np.asarray(a, dtype=np.float64) for a in check_batches(x_batches, y_batches))
+    sxx = float(np.sum(x * x))
+    return float(np.sum(x * y)) / sxx if sxx > 0 else float("nan")
+
+
+def _log_growth(u, sums, counts):
+    """sum_j counts_j * log|1 - 2*u*S_j|: log of the product of factors at sum-loss rate u."""
+    with np.errstate(divide="ignore"):
+        return float(np.dot(counts, np.log(np.abs(1.0 - 2.0 * u * sums))))
+
+
+def _slope(u, sums, counts):
+    return float(np.dot(counts, -2.0 * sums / (1.0 - 2.0 * u * sums)))
+
+
+def _bisect(predicate, lo, hi):
+    """The boundary between lo (predicate False) and hi (predicate True), to float64 resolution."""
+    while True:
+        mid = 0.5 * (lo + hi)
+        if mid <= lo or mid >= hi:
+            return hi
+        if predicate(mid):
+            hi = mid
+        else:
+            lo = mid
+
+
+def critical_lr(x_batches, *, loss="sum") -> float:
+    """The smallest learning rate at which the product of |1 - c*lr*S_k| over the N steps reaches 1.
+
+    Below it every step sequence contracts the error (noise-free data converge); at and above it the
+    error no longer shrinks over the run. For identical batches this is the familiar threshold:
+    exactly 1/S for the sum loss and B/S for the mean loss (a steady two-cycle at that lr). With
+    varying batches the product, not the largest S_k, decides; the result lies between 1/S_max and
+    1/S_min (times B for the mean). Batches of all-zero x never move w and are left out; if every
+    batch is zero the result is inf.
+
+    Args:
+      x_batches: real floating (N, B) array.
+      loss: "sum" or "mean".
+
+    Returns:
+      A Python float.
+    """
+    scale = _scale(x_batches, loss)
+    sums = _sums_of_squares(x_batches)
+    sums, counts = np.unique(sums[sums > 0], return_counts=True)
+    if sums.size == 0:
+        return float("inf")
+    if sums.size == 1:
+        return scale / float(sums[0])
+    # Work in u = lr/scale. For u < 1/S_max every |factor| < 1; for u >= 1/S_min every |factor| >= 1.
+    # Between, the log of the product is concave on each interval between poles u = 1/(2*S_j), so
+    # each interval holds at most one climb above 0: find its peak, then the first crossing.
+    lo, hi = 1.0 / float(sums[-1]), 1.0 / float(sums[0])
+    poles = np.sort(0.5 / sums)
+    edges = [lo, *poles[(poles > lo) & (poles < hi)], hi]
+    growth = lambda u: _log_growth(u, sums, counts)  # noqa: E731
+    for left, right in zip(edges[:-1], edges[1:]):
+        if right < hi:
+            # Upper bound on the interval: each |factor| is convex in u, so at most its larger end value.
+            bound = np.dot(counts, np.log(np.maximum(np.abs(1 - 2 * left * sums), np.abs(1 - 2 * right * sums))))
+            if bound < 0:
+                continue
+        peak = right if right == hi else _bisect(lambda u: _slope(u, sums, counts) <= 0, left, right)
+        if growth(peak) >= 0:
+            return scale * _bisect(lambda u: growth(u) >= 0, left, peak)
+    return scale * hi  # unreachable: the product is at least 1 at hi
+
+
+def regime(lr, x_batches, *, loss="sum") -> str:
+    """The run's behaviour in words, from the per-step factors r_k = 1 - c*lr*S_k.
+
+    "stalled": every r_k is 1 (lr = 0 or all x zero), w never moves.
+    "monotone": every r_k in [0, 1) and the product below 1: w approaches w* from one side.
+    "oscillating": some r_k < 0 and |product| < 1: w overshoots, the zig-zag shrinks.
+    "two-cycle": some r_k < 0 and |product| = 1 (to rounding): w bounces between two values forever.
+    "diverging": |product| > 1: the error grows.
+    """
+    factors = step_factors(lr, x_batches, loss=loss)
+    if np.all(factors == 1.0):
+        return "stalled"
+    with np.errstate(divide="ignore"):
+        log_growth = float(np.sum(np.log(np.abs(factors))))
+    tolerance = 16 * factors.size * np.finfo(np.float64).eps
+    if log_growth > tolerance:
+        return "diverging"
+    if np.any(factors < 0):
+        return "two-cycle" if log_growth >= -tolerance else "oscillating"
+    return "monotone"

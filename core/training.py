@@ -1,0 +1,331 @@
+"""The training loop of seed 000 written with `jax.lax.scan`, its per-step history, and the contrasts
+the seed teaches (gradients accumulated at a fixed weight; a plain Python loop).
+
+Every path computes a batch's loss and gradient the same way (`_batch_loss_and_grad`): per-example
+values from `jax.vmap(jax.value_and_grad(...))`, added by a pairwise tree whose order does not depend
+on zero padding. That is why the padded engine behind the explorer returns bit for bit the numbers of
+the exact-shape functions.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from core._checks import (
+    carry_dtype,
+    check_batches,
+    check_loss,
+    check_scalar,
+    data_dtype,
+    reject_traced,
+)
+
+DIVERGENCE_RATIO = 1e6
+"""A run has diverged at the first step whose weight is non-finite, or whose distance from the
+least-squares optimum w* exceeds DIVERGENCE_RATIO * max(1, |w0 - w*|): the error grew a
+million-fold. When w* is undefined (every x is zero) the distance is taken from w0."""
+
+
+class History(NamedTuple):
+    """Per-step record of one run of N steps.
+
+    weights: (N+1,) carry dtype; weights[0] is the initial w, weights[k+1] the weight after step k.
+    losses: (N,) the batch loss of step k at the weight that step used, weights[k].
+    grads: (N,) the gradient of that loss at weights[k].
+    diverged_at: the first step k whose result weights[k+1] is non-finite or beyond the magnitude
+        limit of DIVERGENCE_RATIO, else None.
+    """
+
+    weights: np.ndarray
+    losses: np.ndarray
+    grads: np.ndarray
+    diverged_at: int | None
+
+
+class PaddedBatches(NamedTuple):
+    """Batches laid into the engine's fixed (max_steps, max_batch) arrays, zero beyond (n, b)."""
+
+    x: jax.Array
+    y: jax.Array
+    n: int
+    b: int
+
+
+def _example_loss(w, x, y):
+    """Seed 000's loss for one example: (w*x - y)**2."""
+    return (w * x - y) ** 2
+
+
+# Per-example loss and gradient: w is shared (in_axes None), each example is mapped.
+_example_value_and_grad = jax.vmap(jax.value_and_grad(_example_loss), in_axes=(None, 0, 0))
+
+
+def _pad_to_power_of_two(values):
+    """Zero-pad the last axis to a power of two (a no-op when it is one)."""
+    length = values.shape[-1]
+    width = 1 << max(length - 1, 0).bit_length()
+    if width == length:
+        return values
+    return jnp.pad(values, [(0, 0)] * (values.ndim - 1) + [(0, width - length)])
+
+
+def _pairwise_sum(values):
+    """Sum over the last axis by adding neighbours, (v0 + v1), (v2 + v3), ..., level by level.
+
+    Zeros appended to the axis only ever meet other zeros or a finished partial sum, and s + 0 is s,
+    so the same data padded with zeros to any width gives the same bits; a library reduction does
+    not promise that.
+    """
+    values = _pad_to_power_of_two(values)
+    while values.shape[-1] > 1:
+        values = values[..., 0::2] + values[..., 1::2]
+    return values[..., 0]
+
+
+def _batch_loss_and_grad(w, x, y, b):
+    """Sum loss of the first b examples of one batch, and its gradient 2 * sum((w*x - y) * x).
+
+    b is a traced int32, so examples past it count as exact zeros whatever they hold. The select it
+    puts between each product and the first addition also matters: a compiler may fuse a product
+    and the addition that consumes it into one multiply-add (one rounding instead of two), and
+    whether it does depends on the array sizes, so without it the bits would depend on padding.
+    """
+    losses, grads = _example_value_and_grad(w, x, y)
+    valid = lax.iota(jnp.int32, x.shape[-1]) < b
+    zero = jnp.zeros((), losses.dtype)
+    return _pairwise_sum(jnp.where(valid, losses, zero)), _pairwise_sum(jnp.where(valid, grads, zero))
+
+
+def _prepare(w, lr, x_batches, y_batches):
+    """Checked inputs, all cast to the carry dtype."""
+    x, y = check_batches(x_batches, y_batches)
+    check_scalar("w", w)
+    check_scalar("lr", lr)
+    dtype = carry_dtype(w, data_dtype(x, y))
+    return (
+        jnp.asarray(w, dtype=dtype),
+        jnp.asarray(lr, dtype=dtype),
+        jnp.asarray(x, dtype=dtype),
+        jnp.asarray(y, dtype=dtype),
+    )
+
+
+def _batch_size(x):
+    # Passed to the compiled functions as a value, never a constant: see _batch_loss_and_grad.
+    return np.int32(x.shape[1])
+
+
+@jax.jit
+def _scan_final(w, lr, x_batches, y_batches, b):
+    def step(w, batch):
+        x, y = batch
+        _, grad = _batch_loss_and_grad(w, x, y, b)
+        return w - lr * grad, None
+
+    final_w, _ = lax.scan(step, w, (x_batches, y_batches))
+    return final_w
+
+
+def scan_training_step(w, lr, x_batches, y_batches):
+    """Seed 000: one gradient-descent step per batch, carried by `lax.scan`.
+
+    The seed's contract: "Starting from w, take one gradient-descent step per batch using the loss
+    sum((w*x - y)**2): gradient = 2 * sum((w*x - y) * x); new_w = w - lr * gradient. [...] Return
+    only the scalar final weight after all N updates. Use each paired row (x_batches[i],
+    y_batches[i]) exactly once, in order."
+
+    Args:
+      w: initial weight, a real scalar. Its floating dtype is the carry's dtype (float32, float64
+        under `jax_enable_x64`, bfloat16, float16); a Python number takes the data's dtype.
+      lr: learning rate, a real scalar; may be traced, so one jit trace serves every lr value.
+      x_batches, y_batches: real floating arrays of one shape (N, B), N >= 1, B >= 1; cast to the
+        carry dtype.
+
+    Returns:
+      The final weight, a 0-d jax array of the carry dtype. The updates are sequential: step k's
+      gradient is taken at the weight step k-1 produced, not at the initial weight.
+
+    Raises:
+      TypeError or ValueError naming the argument for a non-2-D, empty, mismatched, integer,
+      boolean or complex batch array, and for a non-scalar, boolean or complex `w` or `lr`: these
+      checks read shapes and dtypes, so they also run under `jax.jit`. A NaN or infinite `w` or
+      `lr` is refused only when the value is concrete (not traced).
+    """
+    w, lr, x, y = _prepare(w, lr, x_batches, y_batches)
+    return _scan_final(w, lr, x, y, _batch_size(x))
+
+
+def _divergence_step(w0, weights_after, x, y, n, b):
+    """First k < n with weights_after[k] past the DIVERGENCE_RATIO limit, else -1."""
+    # Sums of x*x over N*B examples overflow float16, so measure in at least float32.
+    wide = w0.dtype if jnp.finfo(w0.dtype).bits >= 32 else jnp.dtype(jnp.float32)
+    x, y, w0, weights_after = (a.astype(wide) for a in (x, y, w0, weights_after))
+    inside = (lax.iota(jnp.int32, x.shape[0]) < n)[:, None] & (lax.iota(jnp.int32, x.shape[1]) < b)[None, :]
+    zero = jnp.zeros((), wide)
+    x, y = jnp.where(inside, x, zero), jnp.where(inside, y, zero)
+    w_star = _pairwise_sum(_pairwise_sum(x * y)) / _pairwise_sum(_pairwise_sum(x * x))
+    reference = jnp.where(jnp.isfinite(w_star), w_star, w0)
+    limit = DIVERGENCE_RATIO * jnp.maximum(1.0, jnp.abs(w0 - reference))
+    bad = ~jnp.isfinite(weights_after) | (jnp.abs(weights_after - reference) > limit)
+    bad = bad & (lax.iota(jnp.int32, weights_after.shape[0]) < n)
+    return jnp.where(jnp.any(bad), jnp.argmax(bad), -1).astype(jnp.int32)
+
+
+@jax.jit
+def _history_kernel(w0, lr, x_batches, y_batches, n, b, mean):
+    """The scan with per-step outputs, for the first n rows and b columns of the arrays.
+
+    n, b and mean are traced, so one compilation serves every (n, b, loss) that fits the arrays'
+    shape. Rows past n leave the carry unchanged and columns past b count as zeros, whatever they hold.
+    """
+    batch_size = b.astype(w0.dtype)
+    steps = jnp.arange(x_batches.shape[0], dtype=jnp.int32)
+
+    def step(w, inputs):
+        i, x, y = inputs
+        loss, grad = _batch_loss_and_grad(w, x, y, b)
+        loss = jnp.where(mean, loss / batch_size, loss)
+        grad = jnp.where(mean, grad / batch_size, grad)
+        new_w = jnp.where(i < n, w - lr * grad, w)
+        return new_w, (new_w, loss, grad)
+
+    _, (weights_after, losses, grads) = lax.scan(step, w0, (steps, x_batches, y_batches))
+    weights = jnp.concatenate([w0[None], weights_after])
+    return weights, losses, grads, _divergence_step(w0, weights_after, x_batches, y_batches, n, b)
+
+
+def _history_from(outputs, n: int) -> History:
+    weights, losses, grads, diverged = (np.asarray(a) for a in outputs)
+    diverged = int(diverged)
+    return History(weights[: n + 1], losses[:n], grads[:n], None if diverged < 0 else diverged)
+
+
+def training_history(w, lr, x_batches, y_batches, *, loss="sum") -> History:
+    """Run seed 000's scan and keep every step: weights, batch losses, gradients, divergence.
+
+    Args:
+      w, lr, x_batches, y_batches: as for `scan_training_step` (same checks, same carry dtype).
+      loss: "sum" (seed 000) or "mean", which divides each batch's loss and gradient by B.
+
+    Returns:
+      A `History` of NumPy arrays in the carry dtype. With loss="sum", `weights[-1]` is
+      `scan_training_step(w, lr, x_batches, y_batches)`, bit for bit. Divergence is data, not an
+      error: nothing raises or warns, `diverged_at` says where.
+
+    This is a host function (it returns NumPy arrays and a Python int); inside `jax.jit` use
+    `scan_training_step`. Every (N, B) shape is its own compilation; `HistoryEngine` serves all
+    shapes up to a capacity from one.
+    """
+    mean = check_loss(loss)
+    reject_traced("training_history", w, lr, x_batches, y_batches)
+    w, lr, x, y = _prepare(w, lr, x_batches, y_batches)
+    n, b = x.shape
+    return _history_from(_history_kernel(w, lr, x, y, np.int32(n), np.int32(b), np.bool_(mean)), n)
+
+
+class HistoryEngine:
+    """`training_history` for every N <= max_steps and B <= max_batch from one compilation per dtype.
+
+    Batches are zero-padded to (max_steps, max_batch); N, B, the loss, w and lr reach the compiled
+    scan as traced values, so changing any of them never recompiles. Padding changes no number of
+    the result: rows past N leave the carry alone and padded columns add exact zeros.
+
+    Typical use behind a slider: `batches = engine.pad(x, y)` once per data set, then
+    `engine.run(w, lr, batches, loss=...)` per move.
+    """
+
+    def __init__(self, max_steps: int = 2048, max_batch: int = 1024):
+        for name, value in (("max_steps", max_steps), ("max_batch", max_batch)):
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        self.max_steps = int(max_steps)
+        self.max_batch = int(max_batch)
+
+    def pad(self, x_batches, y_batches, dtype=None) -> PaddedBatches:
+        """Lay (N, B) batches into the engine's arrays, in `dtype` (default: the data's dtype)."""
+        reject_traced("HistoryEngine.pad", x_batches, y_batches)
+        x, y = check_batches(x_batches, y_batches)
+        n, b = x.shape
+        if n > self.max_steps or b > self.max_batch:
+            raise ValueError(
+                f"x_batches has shape ({n}, {b}) but this engine holds at most "
+                f"({self.max_steps}, {self.max_batch}) (N, B); make a HistoryEngine with a larger "
+                "max_steps or max_batch"
+            )
+        dtype = jnp.dtype(dtype) if dtype is not None else data_dtype(x, y)
+        padded = []
+        for array in (x, y):
+            full = np.zeros((self.max_steps, self.max_batch), dtype=dtype)
+            full[:n, :b] = np.asarray(array)
+            padded.append(jax.device_put(full))
+        return PaddedBatches(padded[0], padded[1], n, b)
+
+    def run(self, w, lr, batches: PaddedBatches, *, loss="sum") -> History:
+        """The history of the first `batches.n` steps; see `training_history`."""
+        mean = check_loss(loss)
+        check_scalar("w", w)
+        check_scalar("lr", lr)
+        reject_traced("HistoryEngine.run", w, lr)
+        dtype = carry_dtype(w, batches.x.dtype)
+        x, y = (a if a.dtype == dtype else a.astype(dtype) for a in (batches.x, batches.y))
+        outputs = _history_kernel(
+            np.asarray(w, dtype=dtype),
+            np.asarray(lr, dtype=dtype),
+            x,
+            y,
+            np.int32(batches.n),
+            np.int32(batches.b),
+            np.bool_(mean),
+        )
+        return _history_from(outputs, batches.n)
+
+    def history(self, w, lr, x_batches, y_batches, *, loss="sum") -> History:
+        """`training_history` through the engine: pad, then run."""
+        return self.run(w, lr, self.pad(x_batches, y_batches), loss=loss)
+
+    def warm_up(self, dtype=jnp.float32) -> None:
+        """Compile the engine's scan for `dtype` now, before the first slider move."""
+        ones = np.ones((1, 1), dtype=dtype)
+        self.run(0.0, 0.1, self.pad(ones, ones, dtype=dtype))
+
+
+@jax.jit
+def _accumulated_step(w, lr, x_batches, y_batches, b):
+    _, grads = jax.vmap(_batch_loss_and_grad, in_axes=(None, 0, 0, None))(w, x_batches, y_batches, b)
+    return w - lr * _pairwise_sum(grads)
+
+
+def accumulated_gradient_step(w, lr, x_batches, y_batches):
+    """The mistake seed 000 warns about: every batch's gradient taken at the initial w, summed, and
+    applied once. Seed 000's example gives 0.8 here against 0.64 for `scan_training_step`.
+
+    Same arguments, checks and carry dtype as `scan_training_step`; returns a 0-d jax array.
+    """
+    w, lr, x, y = _prepare(w, lr, x_batches, y_batches)
+    return _accumulated_step(w, lr, x, y, _batch_size(x))
+
+
+@jax.jit
+def _one_step(w, lr, x, y, b):
+    _, grad = _batch_loss_and_grad(w, x, y, b)
+    return w - lr * grad
+
+
+def python_loop_training_step(w, lr, x_batches, y_batches):
+    """Seed 004's pattern: a Python loop over the batches calling a jitted step. Same result as
+    `scan_training_step`; the loop runs on the host, one dispatch per batch.
+
+    Same arguments, checks and carry dtype as `scan_training_step`; returns a 0-d jax array.
+    """
+    reject_traced("python_loop_training_step", w, lr, x_batches, y_batches)
+    w, lr, x, y = _prepare(w, lr, x_batches, y_batches)
+    # Rows as NumPy views: indexing a jax array with each Python int would compile a slice per index.
+    x_rows, y_rows, b = np.asarray(x), np.asarray(y), _batch_size(x)
+    for x_row, y_row in zip(x_rows, y_rows):
+        w = _one_step(w, lr, x_row, y_row, b)
+    return w

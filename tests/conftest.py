@@ -1,0 +1,35 @@
+"""Test-wide settings: the strictest JAX promotion rules, so core never relies on implicit casts."""
+
+import os
+
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+
+import jax  # noqa: E402
+import pytest  # noqa: E402
+
+jax.config.update("jax_numpy_dtype_promotion", "strict")
+jax.config.update("jax_numpy_rank_promotion", "raise")
+
+
+@pytest.fixture
+def count_compiles():
+    """Count XLA backend compiles while the returned context is open."""
+    import contextlib
+
+    from jax import monitoring
+
+    @contextlib.contextmanager
+    def counting():
+        events = []
+
+        def listener(event, duration, **kwargs):
+            if event == "/jax/core/compile/backend_compile_duration":
+                events.append(duration)
+
+        monitoring.register_event_duration_secs_listener(listener)
+        try:
+            yield events
+        finally:
+            monitoring.unregister_event_duration_listener(listener)
+
+    return counting

@@ -1,0 +1,132 @@
+"""Carry dtypes, trace counts and XLA compile counts: exact numbers, so they live in tests."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import core
+
+
+@pytest.mark.parametrize("dtype", [jnp.float32, jnp.bfloat16, jnp.float16])
+def test_carry_dtype_is_preserved(dtype):
+    x, y = core.make_batches(4, 3, seed=1, dtype=dtype)
+    w = jnp.asarray(0.5, dtype=dtype)
+    assert core.scan_training_step(w, 0.01, x, y).dtype == dtype
+    assert core.training_history(w, 0.01, x, y).weights.dtype == dtype
+    assert core.accumulated_gradient_step(w, 0.01, x, y).dtype == dtype
+
+
+@pytest.mark.parametrize("dtype", [jnp.float32, jnp.bfloat16, jnp.float16])
+def test_python_float_w_takes_the_data_dtype(dtype):
+    x, y = core.make_batches(4, 3, seed=1, dtype=dtype)
+    assert core.scan_training_step(0.5, 0.01, x, y).dtype == dtype
+    assert core.scan_training_step(1, 0.01, x, y).dtype == dtype  # a Python int too
+
+
+def test_float64_under_x64():
+    with jax.enable_x64(True):
+        x, y = core.make_batches(4, 3, seed=1, dtype=np.float64)
+        assert core.scan_training_step(0.5, 0.01, x, y).dtype == jnp.float64
+        assert core.scan_training_step(np.float64(0.5), 0.01, x, y).dtype == jnp.float64
+        history = core.training_history(0.5, 0.01, x, y, loss="mean")
+        assert history.weights.dtype == np.float64
+        engine = core.HistoryEngine(max_steps=8, max_batch=8)
+        assert engine.history(0.5, 0.01, x, y).weights.dtype == np.float64
+
+
+def test_one_trace_for_ten_learning_rates():
+    x, y = core.make_batches(6, 4, seed=2)
+    traces = []
+
+    @jax.jit
+    def final_weight(lr):
+        traces.append(lr)
+        return core.scan_training_step(0.0, lr, x, y)
+
+    results = [float(final_weight(lr)) for lr in np.linspace(0.001, 0.05, 10)]
+    assert len(traces) == 1
+    assert len(set(results)) == 10  # the traced lr really varies the result
+
+
+def test_jit_with_everything_traced():
+    x, y = core.make_batches(6, 4, seed=2)
+    jitted = jax.jit(core.scan_training_step)
+    assert float(jitted(0.0, 0.01, x, y)) == pytest.approx(float(core.scan_training_step(0.0, 0.01, x, y)), rel=1e-6)
+
+
+def test_engine_compiles_once_for_every_setting(count_compiles):
+    engine = core.HistoryEngine()
+    assert engine.max_steps >= 2000 and engine.max_batch >= 1024
+    engine.warm_up(jnp.float32)
+    rng = np.random.default_rng(0)
+    settings = [(1, 1), (2000, 1024), (2, 2), (1000, 512), (7, 1023), (1999, 3)]
+    settings += [(int(rng.integers(1, 2001)), int(rng.integers(1, 1025))) for _ in range(18)]
+    data = {s: core.make_batches(*s, seed=i, noise=0.1) for i, s in enumerate(settings)}
+    with count_compiles() as compiles:
+        for i, (n, b) in enumerate(settings):
+            loss = ("sum", "mean")[i % 2]
+            lr = float(10 ** rng.uniform(-4, 1))
+            w = float(rng.normal())
+            history = engine.history(w, lr, *data[n, b], loss=loss)
+            assert history.weights.shape == (n + 1,)
+    assert len(settings) >= 20
+    assert compiles == []
+
+
+def test_engine_padding_changes_no_number():
+    engine = core.HistoryEngine(max_steps=300, max_batch=256)
+    rng = np.random.default_rng(3)
+    for case in range(12):
+        n, b = int(rng.integers(1, 301)), int(rng.integers(1, 257))
+        loss = ("sum", "mean")[case % 2]
+        x, y = core.make_batches(n, b, seed=case, noise=0.3)
+        # Up to twice the critical rate, so some of these runs diverge and the non-finite tail is compared too.
+        lr = float(rng.uniform(0.1, 2.0)) * core.critical_lr(x, loss=loss)
+        w = float(rng.normal())
+        exact = core.training_history(w, lr, x, y, loss=loss)
+        padded = engine.history(w, lr, x, y, loss=loss)
+        for name in ("weights", "losses", "grads"):
+            np.testing.assert_array_equal(getattr(padded, name), getattr(exact, name), err_msg=name)
+        assert padded.diverged_at == exact.diverged_at
+
+
+def test_engine_ignores_what_lies_past_n_and_b():
+    engine = core.HistoryEngine(max_steps=16, max_batch=16)
+    x, y = core.make_batches(5, 3, seed=4, noise=0.2)
+    batches = engine.pad(x, y)
+    garbage = core.PaddedBatches(
+        batches.x.at[5:, :].set(7.0).at[:, 3:].set(-9.0), batches.y.at[5:, :].set(3.0).at[:, 3:].set(1e6), 5, 3
+    )
+    clean, dirty = engine.run(0.1, 0.02, batches), engine.run(0.1, 0.02, garbage)
+    for name in ("weights", "losses", "grads"):
+        np.testing.assert_array_equal(getattr(dirty, name), getattr(clean, name))
+    assert dirty.diverged_at == clean.diverged_at
+
+
+def test_diverged_at_is_the_first_step_past_the_limit():
+    x, y = core.make_batches(60, 4, seed=5, kind="ones")
+    lr = 1.5 * core.critical_lr(x)  # factor 1 - 2*lr*S = -2: |w - w*| doubles every step
+    history = core.training_history(0.0, lr, x, y)
+    error = np.abs(history.weights.astype(np.float64) - 1.0)
+    limit = core.DIVERGENCE_RATIO * max(1.0, abs(0.0 - 1.0))
+    first = int(np.argmax(~np.isfinite(error[1:]) | (error[1:] > limit)))
+    assert history.diverged_at == first
+    assert 2 ** first <= limit < 2 ** (first + 1)  # about step 19 for a million-fold growth
+    engine = core.HistoryEngine(max_steps=64, max_batch=8)
+    assert engine.history(0.0, lr, x, y).diverged_at == first
+
+
+def test_overflow_is_data_not_an_error():
+    x, y = core.make_batches(400, 8, seed=6)
+    history = core.training_history(0.0, 10.0, x, y)  # far past critical: overflows float32 to inf, then NaN
+    assert history.diverged_at is not None
+    assert not np.all(np.isfinite(history.weights))
+    assert np.all(np.isfinite(history.weights[: history.diverged_at + 1]))
+
+
+def test_engine_refuses_data_larger_than_its_capacity():
+    engine = core.HistoryEngine(max_steps=4, max_batch=4)
+    x, y = core.make_batches(5, 2, seed=0)
+    with pytest.raises(ValueError, match="max_steps"):
+        engine.pad(x, y)

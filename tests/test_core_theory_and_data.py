@@ -1,0 +1,86 @@
+"""Theory (factors, optimum, critical learning rate, regime) and the deterministic data."""
+
+import numpy as np
+import pytest
+
+import core
+
+
+def test_identical_batches_critical_lr_is_exactly_1_over_s_and_b_over_s():
+    x, _ = core.make_batches(10, 4, seed=0, kind="ones")  # S = 4
+    assert core.critical_lr(x) == 1 / 4
+    assert core.critical_lr(x, loss="mean") == 4 / 4
+    x1, _ = core.make_batches(1, 7, seed=3)
+    x = np.tile(x1, (5, 1))
+    s = float(np.sum(x1.astype(np.float64) ** 2))
+    assert core.critical_lr(x) == 1 / s
+    assert core.critical_lr(x, loss="mean") == 7 / s
+
+
+@pytest.mark.parametrize(("n", "b", "seed"), [(50, 1, 0), (200, 2, 1), (30, 16, 2), (500, 64, 3)])
+def test_varying_batches_critical_lr_is_where_the_product_reaches_one(n, b, seed):
+    x, _ = core.make_batches(n, b, seed=seed)
+    sums = np.sum(x.astype(np.float64) ** 2, axis=1)
+    for loss, scale in (("sum", 1.0), ("mean", float(b))):
+        critical = core.critical_lr(x, loss=loss)
+        log_product = lambda lr: np.sum(np.log(np.abs(1 - 2 * (lr / scale) * sums)))  # noqa: E731
+        assert scale / sums.max() <= critical <= scale / sums.min()
+        assert abs(log_product(critical)) < 1e-6
+        grid = np.linspace(0, critical, 4001)[1:-1]
+        assert max(log_product(lr) for lr in grid) < 0
+
+
+def test_all_zero_inputs_never_move():
+    x = np.zeros((3, 2), np.float32)
+    assert core.critical_lr(x) == float("inf")
+    assert core.regime(0.1, x) == "stalled"
+    assert np.isnan(core.optimum(x, x))
+
+
+@pytest.mark.parametrize(
+    ("lr", "expected"),
+    [(0.0, "stalled"), (0.05, "monotone"), (0.125, "monotone"), (0.2, "oscillating"), (0.25, "two-cycle"), (0.3, "diverging"), (-0.01, "diverging")],
+)
+def test_regime_for_identical_batches(lr, expected):
+    x, _ = core.make_batches(5, 4, seed=0, kind="ones")  # S = 4: exact at 1/8, two-cycle at 1/4
+    assert core.regime(lr, x) == expected
+    assert core.regime(lr * 4, x, loss="mean") == expected
+
+
+def test_regime_matches_the_run():
+    x, y = core.make_batches(6, 4, seed=0, kind="ones")
+    history = core.training_history(0.0, 0.25, x, y)
+    np.testing.assert_allclose(history.weights[1::2], 2.0)  # w* = 1: 0 -> 2 -> 0 -> 2 ...
+    np.testing.assert_allclose(history.weights[0::2], 0.0)
+
+
+def test_step_factors_and_optimum():
+    x, y = core.make_batches(3, 5, seed=4, true_w=-1.5)
+    sums = np.sum(x.astype(np.float64) ** 2, axis=1)
+    np.testing.assert_allclose(core.step_factors(0.01, x), 1 - 0.02 * sums)
+    np.testing.assert_allclose(core.step_factors(0.01, x, loss="mean"), 1 - 0.02 * sums / 5)
+    assert core.optimum(x, y) == pytest.approx(-1.5, rel=1e-6)
+
+
+def test_make_batches_is_deterministic_and_prefix_stable():
+    x, y = core.make_batches(20, 16, seed=5, noise=0.3)
+    x2, y2 = core.make_batches(20, 16, seed=5, noise=0.3)
+    np.testing.assert_array_equal(x, x2)
+    np.testing.assert_array_equal(y, y2)
+    small_x, small_y = core.make_batches(7, 5, seed=5, noise=0.3)
+    np.testing.assert_array_equal(small_x, x[:7, :5])
+    np.testing.assert_array_equal(small_y, y[:7, :5])
+    other_x, _ = core.make_batches(20, 16, seed=6, noise=0.3)
+    assert not np.array_equal(other_x, x)
+
+
+def test_make_batches_values():
+    x, y = core.make_batches(400, 64, seed=1)
+    assert x.dtype == np.float32 and x.shape == (400, 64)
+    np.testing.assert_array_equal(y, 2 * x)  # noise-free, default true_w = 2
+    assert abs(float(x.mean())) < 0.02 and abs(float(x.std()) - 1) < 0.02
+    _, noisy = core.make_batches(400, 64, seed=1, noise=0.5)
+    assert abs(float(np.std(noisy - 2 * x)) - 0.5) < 0.02
+    ones_x, ones_y = core.make_batches(3, 2, seed=9, kind="ones", true_w=3.0)
+    np.testing.assert_array_equal(ones_x, 1.0)
+    np.testing.assert_array_equal(ones_y, 3.0)
