@@ -67,7 +67,9 @@ def check_batch_array(name: str, value):
     if n == 0:
         raise ValueError(f"{name} must hold at least one batch (N >= 1); got shape {tuple(array.shape)}")
     if b == 0:
-        raise ValueError(f"{name} must hold at least one example per batch (B >= 1); got shape {tuple(array.shape)}")
+        raise ValueError(
+            f"{name} must hold at least one example per batch (B >= 1); got shape {tuple(array.shape)}"
+        )
     return array
 
 

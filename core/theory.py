@@ -97,10 +97,12 @@ def critical_lr(x_batches, *, loss="sum") -> float:
     poles = np.sort(0.5 / sums)
     edges = [lo, *poles[(poles > lo) & (poles < hi)], hi]
     growth = lambda u: _log_growth(u, sums, counts)  # noqa: E731
-    for left, right in zip(edges[:-1], edges[1:]):
+    for left, right in zip(edges[:-1], edges[1:], strict=True):
         if right < hi:
             # Upper bound on the interval: each |factor| is convex in u, so at most its larger end value.
-            bound = np.dot(counts, np.log(np.maximum(np.abs(1 - 2 * left * sums), np.abs(1 - 2 * right * sums))))
+            bound = np.dot(
+                counts, np.log(np.maximum(np.abs(1 - 2 * left * sums), np.abs(1 - 2 * right * sums)))
+            )
             if bound < 0:
                 continue
         peak = right if right == hi else _bisect(lambda u: _slope(u, sums, counts) <= 0, left, right)

@@ -326,6 +326,6 @@ def python_loop_training_step(w, lr, x_batches, y_batches):
     w, lr, x, y = _prepare(w, lr, x_batches, y_batches)
     # Rows as NumPy views: indexing a jax array with each Python int would compile a slice per index.
     x_rows, y_rows, b = np.asarray(x), np.asarray(y), _batch_size(x)
-    for x_row, y_row in zip(x_rows, y_rows):
+    for x_row, y_row in zip(x_rows, y_rows, strict=True):
         w = _one_step(w, lr, x_row, y_row, b)
     return w

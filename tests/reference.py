@@ -10,7 +10,7 @@ def reference_history(w, lr, x_batches, y_batches, loss="sum"):
     w = float(w)
     scale = x.shape[1] if loss == "mean" else 1
     weights, losses, grads = [w], [], []
-    for xk, yk in zip(x, y):
+    for xk, yk in zip(x, y, strict=True):
         error = w * xk - yk
         batch_loss = np.sum(error**2) / scale
         grad = 2 * np.sum(error * xk) / scale

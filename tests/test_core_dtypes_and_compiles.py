@@ -52,7 +52,9 @@ def test_one_trace_for_ten_learning_rates():
 def test_jit_with_everything_traced():
     x, y = core.make_batches(6, 4, seed=2)
     jitted = jax.jit(core.scan_training_step)
-    assert float(jitted(0.0, 0.01, x, y)) == pytest.approx(float(core.scan_training_step(0.0, 0.01, x, y)), rel=1e-6)
+    assert float(jitted(0.0, 0.01, x, y)) == pytest.approx(
+        float(core.scan_training_step(0.0, 0.01, x, y)), rel=1e-6
+    )
 
 
 def test_engine_compiles_once_for_every_setting(count_compiles):
@@ -81,7 +83,7 @@ def test_engine_padding_changes_no_number():
         n, b = int(rng.integers(1, 301)), int(rng.integers(1, 257))
         loss = ("sum", "mean")[case % 2]
         x, y = core.make_batches(n, b, seed=case, noise=0.3)
-        # Up to twice the critical rate, so some of these runs diverge and the non-finite tail is compared too.
+        # Up to twice the critical rate: some runs diverge, and their non-finite tails are compared too.
         lr = float(rng.uniform(0.1, 2.0)) * core.critical_lr(x, loss=loss)
         w = float(rng.normal())
         exact = core.training_history(w, lr, x, y, loss=loss)
@@ -96,7 +98,10 @@ def test_engine_ignores_what_lies_past_n_and_b():
     x, y = core.make_batches(5, 3, seed=4, noise=0.2)
     batches = engine.pad(x, y)
     garbage = core.PaddedBatches(
-        batches.x.at[5:, :].set(7.0).at[:, 3:].set(-9.0), batches.y.at[5:, :].set(3.0).at[:, 3:].set(1e6), 5, 3
+        batches.x.at[5:, :].set(7.0).at[:, 3:].set(-9.0),
+        batches.y.at[5:, :].set(3.0).at[:, 3:].set(1e6),
+        5,
+        3,
     )
     clean, dirty = engine.run(0.1, 0.02, batches), engine.run(0.1, 0.02, garbage)
     for name in ("weights", "losses", "grads"):
@@ -112,7 +117,7 @@ def test_diverged_at_is_the_first_step_past_the_limit():
     limit = core.DIVERGENCE_RATIO * max(1.0, abs(0.0 - 1.0))
     first = int(np.argmax(~np.isfinite(error[1:]) | (error[1:] > limit)))
     assert history.diverged_at == first
-    assert 2 ** first <= limit < 2 ** (first + 1)  # about step 19 for a million-fold growth
+    assert 2**first <= limit < 2 ** (first + 1)  # about step 19 for a million-fold growth
     engine = core.HistoryEngine(max_steps=64, max_batch=8)
     assert engine.history(0.0, lr, x, y).diverged_at == first
 

@@ -14,8 +14,16 @@ BAD_CALLS = {
     "x not 2-D": (lambda f: f(0.0, 0.1, X[0], Y[0]), ValueError, "x_batches must be 2-D"),
     "y 3-D": (lambda f: f(0.0, 0.1, X, Y[None]), ValueError, "y_batches must be 2-D"),
     "N = 0": (lambda f: f(0.0, 0.1, X[:0], Y[:0]), ValueError, "x_batches must hold at least one batch"),
-    "B = 0": (lambda f: f(0.0, 0.1, X[:, :0], Y[:, :0]), ValueError, "x_batches must hold at least one example"),
-    "integer x": (lambda f: f(0.0, 0.1, X.astype(np.int32), Y), TypeError, "x_batches must hold real floating"),
+    "B = 0": (
+        lambda f: f(0.0, 0.1, X[:, :0], Y[:, :0]),
+        ValueError,
+        "x_batches must hold at least one example",
+    ),
+    "integer x": (
+        lambda f: f(0.0, 0.1, X.astype(np.int32), Y),
+        TypeError,
+        "x_batches must hold real floating",
+    ),
     "boolean y": (lambda f: f(0.0, 0.1, X, Y > 0), TypeError, "y_batches must hold real floating"),
     "complex x": (lambda f: f(0.0, 0.1, X.astype(np.complex64), Y), TypeError, "x_batches .*complex"),
     "string x": (lambda f: f(0.0, 0.1, [["a", "b"]], Y), TypeError, "x_batches"),

@@ -13,7 +13,9 @@ CASES = [(i, *SHAPES[i % len(SHAPES)], loss) for i in range(28) for loss in ("su
 def _case(index, n, b, loss):
     rng = np.random.default_rng(index)
     kind = "ones" if index % 7 == 3 else "gaussian"
-    x, y = core.make_batches(n, b, seed=index, kind=kind, true_w=float(rng.uniform(-3, 3)), noise=float(rng.uniform(0, 1)))
+    x, y = core.make_batches(
+        n, b, seed=index, kind=kind, true_w=float(rng.uniform(-3, 3)), noise=float(rng.uniform(0, 1))
+    )
     # A stable learning rate (a fraction of the critical one) keeps float32 rounding from being amplified.
     lr = float(rng.uniform(0.05, 0.9)) * core.critical_lr(x, loss=loss)
     w0 = float(rng.normal())

@@ -23,7 +23,10 @@ def test_varying_batches_critical_lr_is_where_the_product_reaches_one(n, b, seed
     sums = np.sum(x.astype(np.float64) ** 2, axis=1)
     for loss, scale in (("sum", 1.0), ("mean", float(b))):
         critical = core.critical_lr(x, loss=loss)
-        log_product = lambda lr: np.sum(np.log(np.abs(1 - 2 * (lr / scale) * sums)))  # noqa: E731
+
+        def log_product(lr, scale=scale):
+            return np.sum(np.log(np.abs(1 - 2 * (lr / scale) * sums)))
+
         assert scale / sums.max() <= critical <= scale / sums.min()
         assert abs(log_product(critical)) < 1e-6
         grid = np.linspace(0, critical, 4001)[1:-1]
@@ -39,7 +42,15 @@ def test_all_zero_inputs_never_move():
 
 @pytest.mark.parametrize(
     ("lr", "expected"),
-    [(0.0, "stalled"), (0.05, "monotone"), (0.125, "monotone"), (0.2, "oscillating"), (0.25, "two-cycle"), (0.3, "diverging"), (-0.01, "diverging")],
+    [
+        (0.0, "stalled"),
+        (0.05, "monotone"),
+        (0.125, "monotone"),
+        (0.2, "oscillating"),
+        (0.25, "two-cycle"),
+        (0.3, "diverging"),
+        (-0.01, "diverging"),
+    ],
 )
 def test_regime_for_identical_batches(lr, expected):
     x, _ = core.make_batches(5, 4, seed=0, kind="ones")  # S = 4: exact at 1/8, two-cycle at 1/4

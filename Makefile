@@ -1,0 +1,49 @@
+# `make run` serves the dashboard; `make test` runs the whole suite. Both set up .venv first.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+PORT ?= 8866
+HOST ?= 127.0.0.1
+PIP := $(BIN)/python -m pip --disable-pip-version-check -q
+# No accelerator is needed; skipping the probe saves a second at every start.
+export JAX_PLATFORMS ?= cpu
+
+.PHONY: run test lint lock clean chromium
+
+run: $(VENV)/.installed-run
+	$(BIN)/voila app.ipynb --no-browser --port=$(PORT) --Voila.ip=$(HOST)
+
+test: $(VENV)/.installed-test chromium
+	$(BIN)/python -m pytest
+
+lint: $(VENV)/.installed-test
+	$(BIN)/ruff check .
+
+lock:
+	tools/lock.sh
+
+clean:
+	rm -rf $(VENV)
+
+# The browser tests drive Debian's Chromium; Playwright's own browser download is not reachable here.
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "Installing Debian's chromium for the browser tests"; \
+	    DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null; \
+	  else \
+	    echo "The browser tests need Chromium: sudo apt-get install chromium"; exit 1; \
+	  fi; }
+
+$(BIN)/python:
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else "ScanLab needs Python 3.11; set PYTHON=/path/to/python3.11 (found " + sys.version.split()[0] + ")")'
+	$(PYTHON) -m venv $(VENV)
+
+$(VENV)/.installed-run: requirements.lock | $(BIN)/python
+	$(PIP) install -r requirements.lock
+	touch $@
+
+$(VENV)/.installed-test: requirements-test.lock $(VENV)/.installed-run
+	$(PIP) install -r requirements-test.lock
+	touch $@

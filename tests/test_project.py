@@ -1,0 +1,91 @@
+"""The project's own promises: pinned and agreeing dependency files, a pure core, a clean notebook."""
+
+import ast
+import json
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import yaml
+from packaging.requirements import Requirement
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _pins(path: Path) -> dict[str, str]:
+    pins = {}
+    for line in path.read_text().splitlines():
+        line = line.strip()
+        if line and not line.startswith(("#", "-r")):
+            name, version = line.split("==")
+            pins[name.lower().replace("_", "-")] = version
+    return pins
+
+
+def test_environment_yml_matches_the_lock():
+    env = yaml.safe_load((ROOT / "environment.yml").read_text())
+    assert "python=3.11" in env["dependencies"]
+    pip = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
+    from_env = {}
+    for line in pip:
+        name, version = line.split("==")
+        from_env[name.lower().replace("_", "-")] = version
+    assert from_env == _pins(ROOT / "requirements.lock")
+
+
+def test_lock_pins_every_declared_dependency_within_its_range():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    runtime, test = _pins(ROOT / "requirements.lock"), _pins(ROOT / "requirements-test.lock")
+    for spec, pins in [
+        (project["dependencies"], runtime),
+        (project["optional-dependencies"]["test"], {**runtime, **test}),
+    ]:
+        for line in spec:
+            requirement = Requirement(line)
+            name = requirement.name.lower().replace("_", "-")
+            assert name in pins, f"{name} is not in the lock"
+            assert requirement.specifier.contains(pins[name]), (
+                f"{name}=={pins[name]} is outside {requirement.specifier}"
+            )
+    for name in ("jax", "jaxlib", "ipywidgets", "voila", "plotly", "anywidget", "numpy"):
+        assert name in runtime
+    for name in ("pytest", "playwright"):
+        assert name in test
+
+
+def test_core_imports_only_jax_numpy_and_the_standard_library():
+    allowed = {"jax", "numpy", "core"} | set(sys.stdlib_module_names)
+    for path in (ROOT / "core").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                names = [node.module]
+            for name in names:
+                assert name.split(".")[0] in allowed, f"{path.name} imports {name}"
+
+
+def test_app_notebook_is_committed_without_outputs_and_keeps_code_short():
+    notebook = json.loads((ROOT / "app.ipynb").read_text())
+    code = [c for c in notebook["cells"] if c["cell_type"] == "code"]
+    assert code, "the notebook must show something"
+    for cell in code:
+        assert cell["outputs"] == [] and cell["execution_count"] is None
+        lines = [line for line in "".join(cell["source"]).splitlines() if line.strip()]
+        assert len(lines) <= 2, f"logic belongs in widgets/ or core/, not in a cell: {lines}"
+    assert sum(c["cell_type"] == "markdown" for c in notebook["cells"]) >= len(code)
+
+
+def test_readme_opens_with_the_two_commands():
+    readme = (ROOT / "README.md").read_text()
+    run, test = readme.find("make run"), readme.find("make test")
+    assert 0 <= run < test < 1500, "README must open with `make run`, then `make test`"
+
+
+def test_ruff_is_clean():
+    result = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", str(ROOT)], capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
