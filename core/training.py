@@ -75,15 +75,16 @@ def _pad_to_power_of_two(values):
 
 
 def _pairwise_sum(values):
-    """Sum over the last axis by adding neighbours, (v0 + v1), (v2 + v3), ..., level by level.
+    """Sum over the last axis as a tree: zero-pad it to a power of two, then add the two halves,
+    level by level.
 
-    Zeros appended to the axis only ever meet other zeros or a finished partial sum, and s + 0 is s,
-    so the same data padded with zeros to any width gives the same bits; a library reduction does
-    not promise that.
+    Zeros appended to the axis drop out exactly (v + 0 is v), so the same data padded with zeros to
+    any longer power of two gives the same bits, which a library reduction does not promise.
     """
     values = _pad_to_power_of_two(values)
     while values.shape[-1] > 1:
-        values = values[..., 0::2] + values[..., 1::2]
+        half = values.shape[-1] // 2
+        values = values[..., :half] + values[..., half:]
     return values[..., 0]
 
 
@@ -160,15 +161,24 @@ def scan_training_step(w, lr, x_batches, y_batches):
     return _scan_final(w, lr, x, y, _batch_size(x))
 
 
-def _divergence_step(w0, weights_after, x, y, n, b):
+def _wide(dtype):
+    # Sums of x*x over N*B examples overflow float16, so they are taken in at least float32.
+    return dtype if jnp.finfo(dtype).bits >= 32 else jnp.dtype(jnp.float32)
+
+
+def _batch_moments(x, y, b):
+    """sum(x*y) and sum(x*x) over the first b examples, in at least float32."""
+    wide = _wide(x.dtype)
+    valid = lax.iota(jnp.int32, x.shape[-1]) < b
+    x = jnp.where(valid, x.astype(wide), jnp.zeros((), wide))
+    return _pairwise_sum(x * y.astype(wide)), _pairwise_sum(x * x)
+
+
+def _divergence_step(w0, weights_after, sums_xy, sums_xx, n):
     """First k < n with weights_after[k] past the DIVERGENCE_RATIO limit, else -1."""
-    # Sums of x*x over N*B examples overflow float16, so measure in at least float32.
-    wide = w0.dtype if jnp.finfo(w0.dtype).bits >= 32 else jnp.dtype(jnp.float32)
-    x, y, w0, weights_after = (a.astype(wide) for a in (x, y, w0, weights_after))
-    inside = (lax.iota(jnp.int32, x.shape[0]) < n)[:, None] & (lax.iota(jnp.int32, x.shape[1]) < b)[None, :]
-    zero = jnp.zeros((), wide)
-    x, y = jnp.where(inside, x, zero), jnp.where(inside, y, zero)
-    w_star = _pairwise_sum(_pairwise_sum(x * y)) / _pairwise_sum(_pairwise_sum(x * x))
+    wide = sums_xx.dtype
+    w0, weights_after = w0.astype(wide), weights_after.astype(wide)
+    w_star = _pairwise_sum(sums_xy) / _pairwise_sum(sums_xx)
     reference = jnp.where(jnp.isfinite(w_star), w_star, w0)
     limit = DIVERGENCE_RATIO * jnp.maximum(1.0, jnp.abs(w0 - reference))
     bad = ~jnp.isfinite(weights_after) | (jnp.abs(weights_after - reference) > limit)
@@ -176,27 +186,63 @@ def _divergence_step(w0, weights_after, x, y, n, b):
     return jnp.where(jnp.any(bad), jnp.argmax(bad), -1).astype(jnp.int32)
 
 
+_CHUNK = 32  # steps per inner lax.scan in _history_kernel
+
+
 @jax.jit
 def _history_kernel(w0, lr, x_batches, y_batches, n, b, mean):
     """The scan with per-step outputs, for the first n rows and b columns of the arrays.
 
     n, b and mean are traced, so one compilation serves every (n, b, loss) that fits the arrays'
-    shape. Rows past n leave the carry unchanged and columns past b count as zeros, whatever they hold.
+    shape. Rows past n leave the carry unchanged and columns past b count as zeros, whatever they
+    hold. The work follows (n, b), not the arrays' shape: the steps run as a `lax.scan` over chunks of
+    _CHUNK rows inside a while loop that stops after row n, and a step reads only the first
+    power-of-two columns that cover b (one branch per width, all compiled together).
     """
-    batch_size = b.astype(w0.dtype)
-    steps = jnp.arange(x_batches.shape[0], dtype=jnp.int32)
+    dtype, wide = w0.dtype, _wide(w0.dtype)
+    batch_size = b.astype(dtype)
+    zero, wide_zero = jnp.zeros((), dtype), jnp.zeros((), wide)
+    widths = [1 << k for k in range(_pad_to_power_of_two(x_batches[0]).shape[-1].bit_length())]
+    # Branch 0 skips a step past n; branch 1 + j runs it at widths[j], the narrowest width >= b.
+    width_index = jnp.sum((jnp.asarray(widths, dtype=jnp.int32) < b).astype(jnp.int32))
+
+    def skip(w, x, y):
+        return w, zero, zero, wide_zero, wide_zero
+
+    def step_at(width):
+        def step(w, x, y):
+            x, y = x[:width], y[:width]
+            loss, grad = _batch_loss_and_grad(w, x, y, b)
+            loss = jnp.where(mean, loss / batch_size, loss)
+            grad = jnp.where(mean, grad / batch_size, grad)
+            return (w - lr * grad, loss, grad, *_batch_moments(x, y, b))
+
+        return step
+
+    branches = [skip] + [step_at(width) for width in widths]
 
     def step(w, inputs):
         i, x, y = inputs
-        loss, grad = _batch_loss_and_grad(w, x, y, b)
-        loss = jnp.where(mean, loss / batch_size, loss)
-        grad = jnp.where(mean, grad / batch_size, grad)
-        new_w = jnp.where(i < n, w - lr * grad, w)
-        return new_w, (new_w, loss, grad)
+        new_w, *outputs = lax.switch(jnp.where(i < n, 1 + width_index, 0), branches, w, x, y)
+        return new_w, (new_w, *outputs)
 
-    _, (weights_after, losses, grads) = lax.scan(step, w0, (steps, x_batches, y_batches))
+    rows = -(-x_batches.shape[0] // _CHUNK) * _CHUNK
+    x_batches, y_batches = (jnp.pad(a, ((0, rows - a.shape[0]), (0, 0))) for a in (x_batches, y_batches))
+
+    def chunk(state):
+        start, w, records = state
+        xs, ys = (lax.dynamic_slice_in_dim(a, start, _CHUNK) for a in (x_batches, y_batches))
+        w, outputs = lax.scan(step, w, (start + lax.iota(jnp.int32, _CHUNK), xs, ys))
+        records = tuple(
+            lax.dynamic_update_slice_in_dim(r, o, start, 0) for r, o in zip(records, outputs, strict=True)
+        )
+        return start + _CHUNK, w, records
+
+    records = tuple(jnp.zeros(rows, t) for t in (dtype, dtype, dtype, wide, wide))
+    _, _, records = lax.while_loop(lambda state: state[0] < n, chunk, (jnp.int32(0), w0, records))
+    weights_after, losses, grads, sums_xy, sums_xx = records
     weights = jnp.concatenate([w0[None], weights_after])
-    return weights, losses, grads, _divergence_step(w0, weights_after, x_batches, y_batches, n, b)
+    return weights, losses, grads, _divergence_step(w0, weights_after, sums_xy, sums_xx, n)
 
 
 def _history_from(outputs, n: int) -> History:

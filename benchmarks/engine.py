@@ -1,0 +1,58 @@
+"""Timings of core's compiled engine. Prints figures; asserts nothing (timings are not tests).
+
+JAX_PLATFORMS=cpu .venv/bin/python -m benchmarks.engine
+"""
+
+import statistics
+import time
+from functools import partial
+
+from jax import monitoring
+
+import core
+
+
+def _median_ms(call, repeats=30):
+    call()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        call()
+        times.append((time.perf_counter() - start) * 1e3)
+    return statistics.median(times), sorted(times)[int(0.95 * (len(times) - 1))]
+
+
+def main():
+    compile_seconds = []
+    monitoring.register_event_duration_secs_listener(
+        lambda event, duration, **_: (
+            compile_seconds.append(duration)
+            if event == "/jax/core/compile/backend_compile_duration"
+            else None
+        )
+    )
+    engine = core.HistoryEngine()
+    start = time.perf_counter()
+    engine.warm_up()
+    print(
+        f"engine ({engine.max_steps} x {engine.max_batch}) warm-up: {time.perf_counter() - start:.2f} s, "
+        f"XLA compile {sum(compile_seconds):.2f} s"
+    )
+    print(f"{'N':>5} {'B':>5} {'loss':>5}  engine.run median / p95   training_history (exact shape)")
+    for n, b in [(2, 2), (100, 16), (1000, 512), (2000, 1024)]:
+        x, y = core.make_batches(n, b, seed=0, noise=0.3)
+        batches = engine.pad(x, y)
+        lr = 0.5 * core.critical_lr(x)
+        for loss in ("sum", "mean"):
+            lr_loss = lr * (b if loss == "mean" else 1)
+            run = _median_ms(partial(engine.run, 0.0, lr_loss, batches, loss=loss))
+            exact = _median_ms(partial(core.training_history, 0.0, lr_loss, x, y, loss=loss))
+            run_ms, exact_ms = f"{run[0]:8.2f} / {run[1]:6.2f} ms", f"{exact[0]:8.2f} / {exact[1]:6.2f} ms"
+            print(f"{n:>5} {b:>5} {loss:>5}  {run_ms}      {exact_ms}")
+    x, y = core.make_batches(1000, 512, seed=0)
+    pad_ms = _median_ms(partial(engine.pad, x, y), repeats=10)[0]
+    print(f"engine.pad at N=1000, B=512: {pad_ms:.2f} ms median")
+
+
+if __name__ == "__main__":
+    main()
