@@ -317,6 +317,15 @@ class HistoryEngine:
         check_scalar("w", w)
         check_scalar("lr", lr)
         reject_traced("HistoryEngine.run", w, lr)
+        if not isinstance(batches, PaddedBatches):
+            raise TypeError(
+                f"batches must be the PaddedBatches that pad() returns, got {type(batches).__name__}"
+            )
+        rows, columns = batches.x.shape
+        if not (1 <= batches.n <= rows and 1 <= batches.b <= columns):
+            raise ValueError(
+                f"batches has n={batches.n}, b={batches.b} outside its ({rows}, {columns}) arrays"
+            )
         dtype = carry_dtype(w, batches.x.dtype)
         x, y = (a if a.dtype == dtype else a.astype(dtype) for a in (batches.x, batches.y))
         outputs = _history_kernel(

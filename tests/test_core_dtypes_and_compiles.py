@@ -135,3 +135,12 @@ def test_engine_refuses_data_larger_than_its_capacity():
     x, y = core.make_batches(5, 2, seed=0)
     with pytest.raises(ValueError, match="max_steps"):
         engine.pad(x, y)
+
+
+def test_engine_run_checks_its_batches():
+    engine = core.HistoryEngine(max_steps=4, max_batch=4)
+    batches = engine.pad(*core.make_batches(2, 2, seed=0))
+    with pytest.raises(TypeError, match="batches must be the PaddedBatches"):
+        engine.run(0.0, 0.1, (batches.x, batches.y))
+    with pytest.raises(ValueError, match="n=5"):
+        engine.run(0.0, 0.1, batches._replace(n=5))
