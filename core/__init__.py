@@ -3,8 +3,8 @@
 Pure JAX and NumPy; no UI imports and no module-level state.
 """
 
-from core.data import make_batches
-from core.theory import REGIMES, critical_lr, optimum, regime, step_factors
+from core.data import Draws, batches_from_draws, draw_batches, make_batches
+from core.theory import REGIMES, Moments, average_loss, critical_lr, moments, optimum, regime, step_factors
 from core.training import (
     DIVERGENCE_RATIO,
     History,
@@ -18,13 +18,19 @@ from core.training import (
 
 __all__ = [
     "DIVERGENCE_RATIO",
+    "Draws",
     "REGIMES",
     "History",
+    "Moments",
     "HistoryEngine",
     "PaddedBatches",
     "accumulated_gradient_step",
+    "average_loss",
+    "batches_from_draws",
     "critical_lr",
+    "draw_batches",
     "make_batches",
+    "moments",
     "optimum",
     "python_loop_training_step",
     "regime",

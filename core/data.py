@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numbers
+from typing import NamedTuple
 
 import jax.numpy as jnp
 import numpy as np
@@ -34,6 +35,54 @@ def _row_normals(seed: int, stream: int, n: int, b: int) -> np.ndarray:
     return np.stack([np.random.default_rng([seed, stream, i]).standard_normal(b) for i in range(n)])
 
 
+class Draws(NamedTuple):
+    """The float64 random draws behind `make_batches`, shape (n, b): x, and the unit noise eps."""
+
+    x: np.ndarray
+    eps: np.ndarray
+    kind: str
+
+
+def draw_batches(n, b, *, seed, kind="gaussian") -> Draws:
+    """The draws `make_batches(n, b, seed=seed, kind=kind, ...)` is made of.
+
+    Draw once at the largest (n, b) you need and take smaller batches from it with
+    `batches_from_draws`: since every value depends on (seed, row, column) only, those equal
+    `make_batches` at the smaller size exactly.
+    """
+    n = _positive_int("n", n)
+    b = _positive_int("b", b)
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, numbers.Integral) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}"[:200])
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}"[:200])
+    x = _row_normals(int(seed), 0, n, b) if kind == "gaussian" else np.ones((n, b))
+    return Draws(x, _row_normals(int(seed), 1, n, b), kind)
+
+
+def batches_from_draws(draws: Draws, n, b, *, true_w=None, noise=0.0, dtype=np.float32):
+    """(x_batches, y_batches) of shape (n, b) from the top-left corner of `draws`; see `make_batches`."""
+    n = _positive_int("n", n)
+    b = _positive_int("b", b)
+    if n > draws.x.shape[0] or b > draws.x.shape[1]:
+        raise ValueError(f"(n, b) = ({n}, {b}) is larger than the draws, {draws.x.shape}")
+    if true_w is None:
+        true_w = 2.0 if draws.kind == "gaussian" else 1.0
+    true_w = _finite("true_w", true_w)
+    noise = _finite("noise", noise, minimum=0.0)
+    try:
+        dtype = jnp.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"dtype must be a floating dtype, got {dtype!r}") from None
+    if not jnp.issubdtype(dtype, jnp.floating):
+        raise TypeError(f"dtype must be a floating dtype, got {dtype}")
+    x = draws.x[:n, :b]
+    y = true_w * x
+    if noise:
+        y = y + noise * draws.eps[:n, :b]
+    return x.astype(dtype), y.astype(dtype)
+
+
 def make_batches(n, b, *, seed, kind="gaussian", true_w=None, noise=0.0, dtype=np.float32):
     """N microbatches of B examples each, as two (n, b) NumPy arrays (x_batches, y_batches).
 
@@ -46,25 +95,6 @@ def make_batches(n, b, *, seed, kind="gaussian", true_w=None, noise=0.0, dtype=n
     appends examples to every batch, leaving the others as they were, so a slider on N or B changes
     just what it names. Values are drawn in float64 and rounded once to `dtype`.
     """
-    n = _positive_int("n", n)
-    b = _positive_int("b", b)
-    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, numbers.Integral) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}"[:200])
-    if kind not in KINDS:
-        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}"[:200])
-    if true_w is None:
-        true_w = 2.0 if kind == "gaussian" else 1.0
-    true_w = _finite("true_w", true_w)
-    noise = _finite("noise", noise, minimum=0.0)
-    try:
-        dtype = jnp.dtype(dtype)
-    except TypeError:
-        raise TypeError(f"dtype must be a floating dtype, got {dtype!r}") from None
-    if not jnp.issubdtype(dtype, jnp.floating):
-        raise TypeError(f"dtype must be a floating dtype, got {dtype}")
-
-    x = _row_normals(int(seed), 0, n, b) if kind == "gaussian" else np.ones((n, b))
-    y = true_w * x
-    if noise:
-        y = y + noise * _row_normals(int(seed), 1, n, b)
-    return x.astype(dtype), y.astype(dtype)
+    return batches_from_draws(
+        draw_batches(n, b, seed=seed, kind=kind), n, b, true_w=true_w, noise=noise, dtype=dtype
+    )

@@ -8,6 +8,8 @@ product of the factors: the product decides, not the worst single step.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from core._checks import check_batch_array, check_batches, check_loss, check_scalar, reject_traced
@@ -15,33 +17,74 @@ from core._checks import check_batch_array, check_batches, check_loss, check_sca
 REGIMES = ("stalled", "monotone", "oscillating", "two-cycle", "diverging")
 
 
-def _sums_of_squares(x_batches) -> np.ndarray:
-    reject_traced("the theory functions", x_batches)
-    x = np.asarray(check_batch_array("x_batches", x_batches), dtype=np.float64)
-    return np.sum(x * x, axis=1)
+class Moments(NamedTuple):
+    """Per-batch sums of one data set, float64, shape (N,): all that the closed forms need.
+
+    Every function here takes either the batch arrays or their `Moments`; compute them once with
+    `moments(x_batches, y_batches)` when asking many questions of the same data.
+    """
+
+    sxx: np.ndarray  # S_k = sum(x_k**2)
+    sxy: np.ndarray  # sum(x_k * y_k)
+    syy: np.ndarray  # sum(y_k**2)
+    batch_size: int
 
 
-def _scale(x_batches, loss) -> float:
+def moments(x_batches, y_batches=None) -> Moments:
+    """The per-batch sums of (x_batches, y_batches); without y_batches only sxx is meaningful."""
+    reject_traced("moments", x_batches, y_batches)
+    if y_batches is None:
+        x = np.asarray(check_batch_array("x_batches", x_batches), dtype=np.float64)
+        y = np.zeros_like(x)
+    else:
+        x, y = (np.asarray(a, dtype=np.float64) for a in check_batches(x_batches, y_batches))
+    return Moments(np.sum(x * x, axis=1), np.sum(x * y, axis=1), np.sum(y * y, axis=1), x.shape[1])
+
+
+def _moments(x_batches, y_batches=None) -> Moments:
+    return x_batches if isinstance(x_batches, Moments) else moments(x_batches, y_batches)
+
+
+def _scale(data: Moments, loss) -> float:
     """lr / scale is the sum loss's learning rate: 1 for sum, B for mean."""
-    return float(np.shape(x_batches)[1]) if check_loss(loss) else 1.0
+    return float(data.batch_size) if check_loss(loss) else 1.0
 
 
 def step_factors(lr, x_batches, *, loss="sum") -> np.ndarray:
-    """The per-step factors 1 - c*lr*S_k, shape (N,), float64."""
+    """The per-step factors 1 - c*lr*S_k, shape (N,), float64. x_batches may be `Moments`."""
     check_scalar("lr", lr)
-    sums = _sums_of_squares(x_batches)
-    return 1.0 - 2.0 * (float(lr) / _scale(x_batches, loss)) * sums
+    data = _moments(x_batches)
+    return 1.0 - 2.0 * (float(lr) / _scale(data, loss)) * data.sxx
 
 
-def optimum(x_batches, y_batches) -> float:
+def optimum(x_batches, y_batches=None) -> float:
     """The least-squares weight over all batches, w* = sum(x*y) / sum(x*x); NaN when every x is 0.
 
     It minimises the total loss for "sum" and for "mean" alike, since every batch has B examples.
+    Takes the batch arrays, or their `Moments` alone.
     """
-    reject_traced("optimum", x_batches, y_batches)
-    x, y = (np.asarray(a, dtype=np.float64) for a in check_batches(x_batches, y_batches))
-    sxx = float(np.sum(x * x))
-    return float(np.sum(x * y)) / sxx if sxx > 0 else float("nan")
+    data = _moments(x_batches, y_batches)
+    sxx = float(np.sum(data.sxx))
+    return float(np.sum(data.sxy)) / sxx if sxx > 0 else float("nan")
+
+
+def average_loss(weights, x_batches, y_batches=None) -> np.ndarray:
+    """The loss landscape: the average of (w*x - y)**2 over all N*B examples, at each of `weights`.
+
+    It is the total loss over every batch divided by N*B, so the sum and the mean runs share it (the
+    same curve up to a factor); float64, shape of `weights`. Non-finite or overflowing weights give
+    inf or NaN without a warning. Takes the batch arrays, or their `Moments` alone.
+    """
+    reject_traced("average_loss", weights)
+    data = _moments(x_batches, y_batches)
+    sxx, sxy, syy = float(np.sum(data.sxx)), float(np.sum(data.sxy)), float(np.sum(data.syy))
+    w = np.asarray(weights, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        # (w - w*)**2 * Sxx + the residual at w*: no cancellation near w*, which the plain
+        # expansion w**2*Sxx - 2*w*Sxy + Syy suffers from.
+        w_star = sxy / sxx if sxx > 0 else 0.0
+        residual = max(syy - sxy * w_star, 0.0)
+        return ((w - w_star) ** 2 * sxx + residual) / (data.sxx.size * data.batch_size)
 
 
 def _log_growth(u, sums, counts):
@@ -77,15 +120,15 @@ def critical_lr(x_batches, *, loss="sum") -> float:
     batch is zero the result is inf.
 
     Args:
-      x_batches: real floating (N, B) array.
+      x_batches: real floating (N, B) array, or its `Moments`.
       loss: "sum" or "mean".
 
     Returns:
       A Python float.
     """
-    scale = _scale(x_batches, loss)
-    sums = _sums_of_squares(x_batches)
-    sums, counts = np.unique(sums[sums > 0], return_counts=True)
+    data = _moments(x_batches)
+    scale = _scale(data, loss)
+    sums, counts = np.unique(data.sxx[data.sxx > 0], return_counts=True)
     if sums.size == 0:
         return float("inf")
     if sums.size == 1:

@@ -95,3 +95,35 @@ def test_make_batches_values():
     ones_x, ones_y = core.make_batches(3, 2, seed=9, kind="ones", true_w=3.0)
     np.testing.assert_array_equal(ones_x, 1.0)
     np.testing.assert_array_equal(ones_y, 3.0)
+
+
+def test_batches_from_one_large_draw_equal_make_batches():
+    draws = core.draw_batches(50, 40, seed=11)
+    for n, b, true_w, noise in [(50, 40, 2.0, 0.0), (7, 3, -1.5, 0.4), (1, 1, 0.0, 2.0)]:
+        x, y = core.batches_from_draws(draws, n, b, true_w=true_w, noise=noise)
+        x2, y2 = core.make_batches(n, b, seed=11, true_w=true_w, noise=noise)
+        np.testing.assert_array_equal(x, x2)
+        np.testing.assert_array_equal(y, y2)
+    with pytest.raises(ValueError, match="larger than the draws"):
+        core.batches_from_draws(draws, 51, 2)
+
+
+def test_moments_give_the_same_theory_as_the_arrays():
+    x, y = core.make_batches(40, 6, seed=12, noise=0.3)
+    m = core.moments(x, y)
+    for loss in ("sum", "mean"):
+        assert core.critical_lr(m, loss=loss) == core.critical_lr(x, loss=loss)
+        np.testing.assert_array_equal(core.step_factors(0.02, m, loss=loss), core.step_factors(0.02, x, loss=loss))
+        assert core.regime(0.02, m, loss=loss) == core.regime(0.02, x, loss=loss)
+    assert core.optimum(m) == core.optimum(x, y)
+
+
+def test_average_loss_is_the_mean_squared_error_over_all_examples():
+    x, y = core.make_batches(9, 5, seed=13, noise=0.7)
+    x64, y64 = x.astype(np.float64), y.astype(np.float64)
+    weights = np.array([-3.0, 0.0, core.optimum(x, y), 2.5, np.inf, np.nan])
+    expected = [np.mean((w * x64 - y64) ** 2) for w in weights[:4]]
+    landscape = core.average_loss(weights, x, y)
+    np.testing.assert_allclose(landscape[:4], expected, rtol=1e-12)
+    assert landscape[4] == np.inf and np.isnan(landscape[5])  # and no warning
+    np.testing.assert_array_equal(core.average_loss(weights, core.moments(x, y)), landscape)
