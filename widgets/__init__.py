@@ -1,5 +1,6 @@
 """ScanLab's user interface: controls and Plotly figures over `core`."""
 
-from widgets.trajectory import RunSettings, build_app, compute_run, run_summary, trajectory_figure
+from widgets.explorer import Explorer, build_app
+from widgets.settings import DEFAULTS, PRESETS, Settings, from_query, sanitize, to_query
 
-__all__ = ["RunSettings", "build_app", "compute_run", "run_summary", "trajectory_figure"]
+__all__ = ["DEFAULTS", "PRESETS", "Explorer", "Settings", "build_app", "from_query", "sanitize", "to_query"]

@@ -1,0 +1,217 @@
+"""The explorer without a browser: every control, preset, view change and playback step puts
+exactly what core computes into the figures, and bad values never break a chart."""
+
+import numpy as np
+import pytest
+
+import core
+from widgets import DEFAULTS, PRESETS, Explorer
+from widgets.settings import RANGES
+
+
+@pytest.fixture(scope="module")
+def shared_explorer():
+    return Explorer()
+
+
+@pytest.fixture
+def explorer(shared_explorer):
+    shared_explorer.apply(DEFAULTS)
+    return shared_explorer
+
+
+def _expected(settings, loss="sum"):
+    x, y = core.make_batches(
+        settings.N,
+        settings.B,
+        seed=settings.seed,
+        kind=settings.kind,
+        true_w=settings.true_w,
+        noise=settings.noise,
+    )
+    return x, y, core.training_history(settings.w0, settings.lr, x, y, loss=loss)
+
+
+def _drawn(trace):
+    return np.asarray(trace.y, dtype=np.float64)
+
+
+def _as_drawn(history):
+    """What the trajectory should draw: every weight up to the first one past the divergence limit."""
+    weights = history.weights.astype(np.float64)
+    if history.diverged_at is not None:
+        weights[history.diverged_at + 2 :] = np.nan
+    weights[~np.isfinite(weights)] = np.nan
+    return weights
+
+
+def _assert_matches_core(explorer):
+    s = explorer.settings
+    x, y, summed = _expected(s, "sum")
+    averaged = core.training_history(s.w0, s.lr, x, y, loss="mean")
+    trajectory = explorer.figures["trajectory"]
+    np.testing.assert_array_equal(_drawn(trajectory.data[0]), _as_drawn(summed))
+    np.testing.assert_array_equal(_drawn(trajectory.data[1]), _as_drawn(averaged))
+    np.testing.assert_array_equal(np.asarray(trajectory.data[0].x), np.arange(s.N + 1))
+    assert trajectory.data[2].y == (core.optimum(x, y),) * 2
+    losses = explorer.figures["loss"].data
+    positive = summed.losses.astype(np.float64)
+    positive[~(np.isfinite(positive) & (positive > 0))] = np.nan
+    np.testing.assert_array_equal(_drawn(losses[0]), positive)
+    factors = explorer.figures["divergence"].data
+    np.testing.assert_allclose(_drawn(factors[0]), np.abs(core.step_factors(s.lr, x)), rtol=1e-12)
+    np.testing.assert_allclose(
+        _drawn(factors[1]), np.abs(core.step_factors(s.lr, x, loss="mean")), rtol=1e-12
+    )
+    landscape = explorer.figures["landscape"].data
+    np.testing.assert_array_equal(np.asarray(landscape[1].x, dtype=np.float64), _as_drawn(summed))
+    path_loss = core.average_loss(summed.weights, x, y)
+    path_loss[~np.isfinite(path_loss)] = np.nan
+    np.testing.assert_allclose(_drawn(landscape[1]), path_loss, rtol=1e-12)
+    np.testing.assert_allclose(
+        _drawn(landscape[0]), core.average_loss(np.asarray(landscape[0].x), x, y), rtol=1e-12
+    )
+
+
+@pytest.mark.parametrize(
+    ("control", "value"),
+    [
+        ("lr", 0.003),
+        ("lr", 0.05),
+        ("N", 1),
+        ("N", 1000),
+        ("B", 1),
+        ("B", 512),
+        ("w0", -4.5),
+        ("true_w", -1.0),
+        ("noise", 0.0),
+        ("noise", 2.0),
+        ("kind", "ones"),
+        ("seed", 42),
+    ],
+)
+def test_each_control_changes_the_figures_as_core_computes(explorer, control, value):
+    before = _drawn(explorer.figures["trajectory"].data[0]).copy()
+    explorer.inputs[control].value = value
+    assert getattr(explorer.settings, control) == value
+    _assert_matches_core(explorer)
+    after = _drawn(explorer.figures["trajectory"].data[0])
+    assert before.shape != after.shape or not np.array_equal(before, after, equal_nan=True)
+
+
+EXPECTED_REGIMES = {
+    "seed-example": "monotone",
+    "smooth": "monotone",
+    "oscillating": "oscillating",
+    "two-cycle": "two-cycle",
+    "diverging": "diverging",
+    "sum-vs-mean": "oscillating",
+}
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_each_preset_lands_on_its_regime(explorer, preset):
+    explorer.presets[preset].click()
+    assert explorer.settings == PRESETS[preset][1]
+    assert explorer.result.regimes["sum"] == EXPECTED_REGIMES[preset]
+    _assert_matches_core(explorer)
+    status = explorer.status.value
+    if preset == "diverging":
+        assert explorer.result.histories["sum"].diverged_at is not None
+        assert f"diverged at step {explorer.result.histories['sum'].diverged_at}" in status
+    if preset == "sum-vs-mean":
+        assert explorer.result.regimes["mean"] == "monotone"
+        moved = {loss: abs(float(h.weights[-1]) - 0.0) for loss, h in explorer.result.histories.items()}
+        assert moved["mean"] < 0.5 * moved["sum"]  # the same lr moves the mean B times more slowly
+
+
+def test_seed_example_shows_0_4_and_0_64(explorer):
+    explorer.presets["seed-example"].click()
+    np.testing.assert_allclose(_drawn(explorer.figures["trajectory"].data[0]), [0.0, 0.4, 0.64], rtol=1e-6)
+    explorer.reset_button.click()
+    explorer.step_button.click()
+    assert "w<sub>1</sub> = 0.4" in explorer.step_info.value and "= 0.64" in explorer.step_info.value
+    assert "g = -2.4" in explorer.step_info.value
+
+
+def test_view_change_reuses_the_result(explorer, monkeypatch):
+    calls = []
+    monkeypatch.setattr(explorer.model, "compute", lambda s: calls.append(s))
+    histories = explorer.result.histories
+    for view in ("mean", "both", "sum"):
+        explorer.inputs["loss"].value = view
+        assert explorer.figures["trajectory"].data[0].visible == (view in ("sum", "both"))
+        assert explorer.figures["trajectory"].data[1].visible == (view in ("mean", "both"))
+    assert calls == [] and explorer.result.histories is histories
+
+
+def test_playback_moves_the_highlight_on_every_chart(explorer):
+    explorer.apply(DEFAULTS._replace(N=10))
+    explorer.reset_button.click()
+    assert explorer.step == 0
+    for _ in range(3):
+        explorer.step_button.click()
+    assert explorer.step == 3
+    weights = explorer.result.histories["sum"].weights
+    assert explorer.figures["trajectory"].data[-1].y == (float(weights[3]),)
+    assert explorer.figures["loss"].data[-1].x == (3,)
+    assert explorer.figures["landscape"].data[-1].x == (float(weights[3]),)
+    assert explorer.figures["divergence"].data[-1].x == (3,)
+    explorer.inputs["N"].value = 5  # a new N puts the playback at its end
+    assert explorer.step == 5 and explorer.play.max == 5
+
+
+def test_non_finite_runs_render(explorer):
+    explorer.apply(DEFAULTS._replace(lr=10.0, N=1000, B=512, noise=2.0))
+    history = explorer.result.histories["sum"]
+    assert history.diverged_at is not None and not np.all(np.isfinite(history.weights))
+    for figure in explorer.figures.values():
+        for trace in figure.data:
+            if trace.y is not None and len(trace.y):
+                values = np.asarray(trace.y, dtype=np.float64)
+                assert not np.any(np.isinf(values))
+    drawn = _drawn(explorer.figures["trajectory"].data[0])
+    assert np.all(np.isfinite(drawn[: history.diverged_at + 2]))  # the finite part is drawn
+    assert explorer.figures["trajectory"].data[3].x  # and the divergence step is marked
+
+
+def test_widget_protocol_values_are_validated(explorer):
+    explorer.inputs["lr"].value = float("nan")
+    assert explorer.settings.lr == DEFAULTS.lr and explorer.inputs["lr"].value == DEFAULTS.lr
+    assert "lr" in explorer.notice.value
+    explorer.inputs["N"].max = 10**6  # a visitor can change a slider's bounds too
+    explorer.inputs["N"].value = 5000
+    assert explorer.settings.N == RANGES["N"][1]
+    assert "outside" in explorer.notice.value
+    explorer.inputs["N"].max = RANGES["N"][1]
+
+
+def test_url_state_and_share_link(monkeypatch):
+    monkeypatch.setenv("QUERY_STRING", "preset=two-cycle&loss=<script>&N=1e9")
+    monkeypatch.setenv("VOILA_REQUEST_URL", "http://127.0.0.1:8866/?preset=two-cycle")
+    explorer = Explorer.from_environment()
+    assert explorer.settings == PRESETS["two-cycle"][1]._replace(N=1000)
+    assert "&lt;script&gt;" in explorer.notice.value and "<script>" not in explorer.notice.value
+    assert (
+        explorer.share.value
+        == "http://127.0.0.1:8866/?lr=0.25&N=1000&B=4&loss=sum&true_w=1&noise=0&kind=ones"
+    )
+    explorer.inputs["lr"].value = 0.2
+    assert explorer.share.value.startswith("http://127.0.0.1:8866/?lr=0.2&")
+
+
+def test_no_control_change_recompiles(explorer, count_compiles):
+    rng = np.random.default_rng(0)
+    with count_compiles() as compiles:
+        for _ in range(25):
+            explorer.apply(
+                DEFAULTS._replace(
+                    lr=float(10 ** rng.uniform(-4, 1)),
+                    N=int(rng.integers(1, 1001)),
+                    B=int(rng.integers(1, 513)),
+                    loss=str(rng.choice(["sum", "mean", "both"])),
+                    w0=float(rng.uniform(-10, 10)),
+                    kind=str(rng.choice(["gaussian", "ones"])),
+                )
+            )
+    assert compiles == []

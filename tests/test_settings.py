@@ -1,0 +1,77 @@
+"""URL state and validation: every value a visitor can send is parsed, clamped or refused, and said."""
+
+import math
+
+import pytest
+
+from widgets.settings import DEFAULTS, PRESETS, RANGES, Settings, from_query, sanitize, to_query
+
+
+@pytest.mark.parametrize(
+    ("query", "field", "expected"),
+    [
+        ("lr=abc", "lr", DEFAULTS.lr),
+        ("lr=nan", "lr", DEFAULTS.lr),
+        ("lr=inf", "lr", RANGES["lr"][1]),
+        ("lr=1e-9", "lr", RANGES["lr"][0]),
+        ("N=-5", "N", 1),
+        ("N=1e9", "N", 1000),
+        ("N=2.5", "N", 2),
+        ("B=", "B", DEFAULTS.B),
+        ("B=99999999999999999999999", "B", 512),
+        ("loss=<script>alert(1)</script>", "loss", DEFAULTS.loss),
+        ("kind=uniform", "kind", DEFAULTS.kind),
+        ("seed=-1", "seed", 0),
+        ("noise=%F0%9F%98%80", "noise", DEFAULTS.noise),
+    ],
+)
+def test_bad_url_values_get_a_valid_value_and_a_notice(query, field, expected):
+    settings, notices = from_query(query)
+    assert getattr(settings, field) == expected
+    assert len(notices) == 1 and field in notices[0]
+    assert settings._replace(**{field: getattr(DEFAULTS, field)}) == DEFAULTS
+
+
+def test_good_url_values_are_taken():
+    settings, notices = from_query("lr=0.05&N=50&B=8&loss=both&w0=-1.5&kind=ones&seed=7")
+    assert notices == []
+    assert settings == DEFAULTS._replace(lr=0.05, N=50, B=8, loss="both", w0=-1.5, kind="ones", seed=7)
+
+
+def test_preset_then_overrides_in_any_order():
+    for query in ("preset=diverging&N=30", "N=30&preset=diverging"):
+        settings, notices = from_query(query)
+        assert notices == []
+        assert settings == PRESETS["diverging"][1]._replace(N=30)
+
+
+def test_unknown_repeated_and_long_parameters_are_noticed_not_echoed_whole():
+    long_value = "x" * 5000
+    settings, notices = from_query(f"foo=1&lr=0.1&lr=0.2&preset={long_value}")
+    assert settings.lr == 0.2
+    assert len(notices) == 3
+    assert all(len(n) < 200 for n in notices)
+
+
+def test_too_many_parameters():
+    settings, notices = from_query("&".join(f"k{i}=1" for i in range(500)))
+    assert settings == DEFAULTS and notices
+
+
+def test_share_link_round_trips_every_preset():
+    for _, settings in PRESETS.values():
+        query = to_query(settings)
+        assert from_query(query) == (settings, [])
+        assert query.startswith(f"lr={settings.lr:.6g}&N={settings.N}&B={settings.B}&loss={settings.loss}")
+
+
+def test_sanitize_wrong_types_from_the_widget_protocol():
+    settings, notices = sanitize({"lr": float("nan"), "N": "ten", "B": [3], "loss": 3, "w0": math.inf})
+    assert settings == DEFAULTS._replace(w0=RANGES["w0"][1])
+    assert len(notices) == 5
+
+
+def test_presets_are_valid_settings():
+    for _, settings in PRESETS.values():
+        assert isinstance(settings, Settings)
+        assert sanitize(settings._asdict()) == (settings, [])

@@ -1,0 +1,326 @@
+"""The explorer: controls, the five charts, step-by-step playback, URL state and a share link.
+
+Callbacks do no maths: they read the controls through `sanitize`, ask `Model` (which asks `core`)
+for a result, and write it into the figures, one `batch_update` per figure. A view change (which
+loss is shown) or a playback step reuses the last result.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+from urllib.parse import urlsplit, urlunsplit
+
+import ipywidgets as ipw
+
+from widgets.figures import CHARTS, LOSSES, shown
+from widgets.model import Model, Result
+from widgets.settings import CHOICES, DEFAULTS, PRESETS, RANGES, Settings, from_query, sanitize, to_query
+
+REGIME_WORDS = {
+    "stalled": "not moving (lr = 0 or every x is 0)",
+    "monotone": "converging monotonically",
+    "oscillating": "oscillating, converging",
+    "two-cycle": "a steady two-cycle: bouncing between two values",
+    "diverging": "diverging",
+}
+
+_STYLE = """<style>
+.scanlab-controls { position: sticky; top: 0; z-index: 20; background: var(--jp-layout-color0, #fff);
+  border-bottom: 1px solid #ddd; padding: 4px 0 6px 0; }
+.scanlab-notice { color: #8a3b00; }
+.scanlab-status { font-size: 1.05em; }
+.scanlab-controls .widget-label { min-width: 3.5em; }
+</style>"""
+
+
+def _labelled(widget, tooltip: str):
+    widget.tooltip = tooltip
+    widget.style = {"description_width": "4em"}
+    if isinstance(widget, ipw.ToggleButtons):
+        widget.style.button_width = "6.5em"
+    elif isinstance(widget, (ipw.FloatLogSlider, ipw.FloatSlider, ipw.IntSlider)):
+        widget.layout.width = "100%"
+    return widget
+
+
+def _controls() -> dict:
+    """One widget per Settings field, named as the field, each labelled in the seed's names."""
+    lr_low, lr_high = RANGES["lr"]
+    return {
+        "lr": _labelled(
+            # No step: a stepped log slider would snap 0.25 to 10**-0.6 = 0.2512 and break the
+            # two-cycle preset and shared links; exact values are typed into the readout.
+            ipw.FloatLogSlider(
+                value=DEFAULTS.lr,
+                base=10,
+                min=-4,
+                max=1,
+                step=None,
+                description="lr",
+                readout_format=".4g",
+            ),
+            f"learning rate, {lr_low:g} to {lr_high:g} (log scale)",
+        ),
+        "N": _labelled(
+            ipw.IntSlider(value=DEFAULTS.N, min=1, max=RANGES["N"][1], description="N"), "steps: batches"
+        ),
+        "B": _labelled(
+            ipw.IntSlider(value=DEFAULTS.B, min=1, max=RANGES["B"][1], description="B"), "batch size"
+        ),
+        "loss": _labelled(
+            ipw.ToggleButtons(options=list(CHOICES["loss"]), value=DEFAULTS.loss, description="loss"),
+            "sum((w*x - y)**2) as in seed 000, its mean over the batch, or both overlaid",
+        ),
+        "w0": _labelled(
+            ipw.FloatSlider(value=DEFAULTS.w0, min=-10, max=10, step=0.1, description="w0"), "initial weight"
+        ),
+        "true_w": _labelled(
+            ipw.FloatSlider(value=DEFAULTS.true_w, min=-5, max=5, step=0.1, description="true w"),
+            "the slope the data follow: y = true_w * x + noise",
+        ),
+        "noise": _labelled(
+            ipw.FloatSlider(value=DEFAULTS.noise, min=0, max=2, step=0.05, description="noise"),
+            "standard deviation of the noise added to y",
+        ),
+        "kind": _labelled(
+            ipw.ToggleButtons(options=list(CHOICES["kind"]), value=DEFAULTS.kind, description="data"),
+            "x from a standard normal, or all ones as in seed 000",
+        ),
+        "seed": _labelled(
+            ipw.BoundedIntText(
+                value=DEFAULTS.seed,
+                min=0,
+                max=RANGES["seed"][1],
+                description="seed",
+                layout={"width": "12em"},
+            ),
+            "data seed",
+        ),
+    }
+
+
+class Explorer:
+    """The explorer's state and widgets. `controls` is the sticky control panel, `figures` the
+    FigureWidgets by chart name, `app` everything in one widget."""
+
+    def __init__(self, settings: Settings = DEFAULTS, *, notices=(), base_url: str = ""):
+        settings, problems = sanitize(settings._asdict())
+        self.model = Model()
+        self.result: Result = self.model.compute(settings)
+        self.base_url = base_url
+        self.step = settings.N  # playback position: the weight after this many steps
+
+        self.inputs = _controls()
+        for name, widget in self.inputs.items():
+            widget.value = getattr(settings, name)
+        self.presets = {
+            key: ipw.Button(description=label, tooltip=f"preset: {label}", layout={"width": "auto"})
+            for key, (label, _) in PRESETS.items()
+        }
+        self.play = ipw.Play(
+            value=self.step, min=0, max=settings.N, interval=400, description="play", tooltip="play the scan"
+        )
+        self.step_slider = ipw.IntSlider(value=self.step, min=0, max=settings.N, description="step")
+        ipw.jslink((self.play, "value"), (self.step_slider, "value"))
+        self.step_button = ipw.Button(description="Step", tooltip="one step of the scan", icon="step-forward")
+        self.reset_button = ipw.Button(description="Reset", tooltip="back to step 0", icon="undo")
+        self.step_info = ipw.HTML()
+        self.status = ipw.HTML()
+        self.notice = ipw.HTML()
+        self.share = ipw.Text(description="share link", disabled=False, layout={"width": "100%"})
+        self.share.tooltip = "the URL that reproduces this state"
+        self.share.style = {"description_width": "5.5em"}
+
+        self.figures = {
+            name: chart.build(self.result, settings.loss, self.step) for name, chart in CHARTS.items()
+        }
+        self._show_texts(list(notices) + problems)
+        self.controls = self._control_panel()
+        self.app = ipw.VBox([self.controls, self.show(*self.figures)])
+
+        self._busy = False
+        for name, widget in self.inputs.items():
+            widget.observe(self._on_view if name == "loss" else self._on_input, names="value")
+        for key, button in self.presets.items():
+            button.on_click(lambda _, key=key: self.apply(PRESETS[key][1]))
+        self.play.observe(self._on_step, names="value")
+        self.step_button.on_click(lambda _: self._move_step(self.step + 1))
+        self.reset_button.on_click(lambda _: self._move_step(0))
+
+    @classmethod
+    def from_environment(cls) -> Explorer:
+        """An explorer in the state the page's URL asks for (Voila passes it as QUERY_STRING)."""
+        settings, notices = from_query(os.environ.get("QUERY_STRING", ""))
+        url = os.environ.get("VOILA_REQUEST_URL", "")
+        base = urlunsplit(urlsplit(url)._replace(query="", fragment="")) if url else ""
+        return cls(settings, notices=notices, base_url=base)
+
+    # Layout -----------------------------------------------------------------------------------
+
+    def _control_panel(self) -> ipw.VBox:
+        i = self.inputs
+        column = {"width": "33%", "min_width": "300px"}
+        panel = ipw.VBox(
+            [
+                ipw.HTML(_STYLE),
+                ipw.HBox([ipw.Label("Presets:"), *self.presets.values()], layout={"flex_flow": "row wrap"}),
+                ipw.HBox(
+                    [
+                        ipw.VBox([i["lr"], i["N"], i["B"]], layout=column),
+                        ipw.VBox([i["w0"], i["true_w"], i["noise"]], layout=column),
+                        ipw.VBox([i["loss"], i["kind"], i["seed"]], layout=column),
+                    ],
+                    layout={"flex_flow": "row wrap"},
+                ),
+                ipw.HBox(
+                    [self.play, self.step_button, self.reset_button, self.step_slider],
+                    layout={"flex_flow": "row wrap", "align_items": "center"},
+                ),
+                self.step_info,
+                self.status,
+                self.notice,
+                self.share,
+            ]
+        )
+        panel.add_class("scanlab-controls")
+        self.status.add_class("scanlab-status")
+        self.notice.add_class("scanlab-notice")
+        return panel
+
+    def show(self, *names: str) -> ipw.HBox:
+        """The named charts side by side, wrapping on narrow screens."""
+        return ipw.HBox([self.figures[name] for name in names], layout={"flex_flow": "row wrap"})
+
+    # State ------------------------------------------------------------------------------------
+
+    @property
+    def settings(self) -> Settings:
+        return self.result.settings
+
+    def apply(self, settings: Settings) -> None:
+        """Set every control at once (a preset, a test) and recompute once."""
+        self._busy = True
+        try:
+            for name, widget in self.inputs.items():
+                widget.value = getattr(settings, name)
+        finally:
+            self._busy = False
+        self._on_input()
+
+    def _read(self) -> tuple[Settings, list[str]]:
+        """The controls' values, validated: a visitor can send any value over the widget protocol."""
+        settings, notices = sanitize({name: widget.value for name, widget in self.inputs.items()})
+        if notices:
+            self._busy = True
+            try:
+                for name, widget in self.inputs.items():
+                    if widget.value != getattr(settings, name):
+                        widget.value = getattr(settings, name)
+            finally:
+                self._busy = False
+        return settings, notices
+
+    # Callbacks --------------------------------------------------------------------------------
+
+    def _on_input(self, change=None) -> None:
+        if self._busy:
+            return
+        settings, notices = self._read()
+        previous = self.result.settings
+        if settings == previous and not notices:
+            return  # e.g. the browser echoing a value it rounded
+        self.result = self.model.compute(settings)
+        if settings.N != previous.N:
+            self._set_step_range(settings.N)
+        self._render(settings.loss)
+        self._show_texts(notices)
+
+    def _on_view(self, change=None) -> None:
+        if self._busy:
+            return
+        settings, notices = self._read()
+        if settings._replace(loss=self.settings.loss) != self.settings:
+            return self._on_input()  # more than the view changed
+        self.result = self.result._replace(settings=settings)
+        self._render(settings.loss)
+        self._show_texts(notices)
+
+    def _on_step(self, change) -> None:
+        self.step = min(max(int(change["new"]), 0), self.settings.N)
+        for name in ("trajectory", "loss", "landscape", "divergence"):
+            chart, figure = CHARTS[name], self.figures[name]
+            fields = chart.data(self.result, self.settings.loss, self.step)[-1]
+            with figure.batch_update():
+                figure.data[-1].update(fields)
+        self.step_info.value = self._step_text()
+
+    def _move_step(self, step: int) -> None:
+        self.play.playing = False
+        self.play.value = min(max(step, 0), self.settings.N)
+
+    def _set_step_range(self, n: int) -> None:
+        self.step = n
+        self._busy = True
+        try:
+            self.play.playing = False
+            self.play.max = self.step_slider.max = n
+            self.play.value = n
+        finally:
+            self._busy = False
+
+    def _render(self, view: str) -> None:
+        for name, chart in CHARTS.items():
+            chart.update(self.figures[name], self.result, view, self.step)
+
+    # Words ------------------------------------------------------------------------------------
+
+    def _show_texts(self, notices) -> None:
+        self.status.value = self._status_text()
+        self.step_info.value = self._step_text()
+        self.share.value = self.base_url + "?" + to_query(self.settings)
+        self.notice.value = "<br>".join(f"&#9888; {html.escape(n)}" for n in notices) if notices else ""
+
+    def _status_text(self) -> str:
+        r, s = self.result, self.settings
+        lines = []
+        for loss in LOSSES:
+            if not shown(s.loss, loss):
+                continue
+            h = r.histories[loss]
+            if h.diverged_at is not None:
+                words = f"diverged at step {h.diverged_at}"
+            else:
+                final = float(h.weights[-1])
+                error = abs(final - r.w_star)
+                words = f"{REGIME_WORDS[r.regimes[loss]]}: final w = {final:.6g}, |w − w*| = {error:.3g}"
+            lines.append(
+                f"<b>{loss} loss</b>: {html.escape(words)} "
+                f"(lr = {s.lr:.4g}, critical lr = {r.critical_lr[loss]:.4g}, w* = {r.w_star:.6g})"
+            )
+        return "<br>".join(lines)
+
+    def _step_text(self) -> str:
+        r, s, k = self.result, self.settings, self.step
+        lines = []
+        for loss in LOSSES:
+            if not shown(s.loss, loss):
+                continue
+            h = r.histories[loss]
+            if k >= s.N:
+                lines.append(
+                    f"<b>{loss}</b>: after all {s.N} steps the carry is w = {float(h.weights[-1]):.6g}."
+                )
+                continue
+            w, g, new = float(h.weights[k]), float(h.grads[k]), float(h.weights[k + 1])
+            lines.append(
+                f"<b>{loss}</b>, step {k} of {s.N}: carry in w<sub>{k}</sub> = {w:.6g}; batch {k}'s gradient "
+                f"at it g = {g:.6g}; carry out w<sub>{k + 1}</sub> = w<sub>{k}</sub> − lr·g = {w:.6g} − "
+                f"{s.lr:.4g}·({g:.6g}) = {new:.6g}"
+            )
+        return "<br>".join(lines)
+
+
+def build_app() -> ipw.VBox:
+    """The whole explorer in one widget, in the state the URL asks for."""
+    return Explorer.from_environment().app

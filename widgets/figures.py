@@ -1,0 +1,340 @@
+"""The explorer's five Plotly charts.
+
+Each chart is a list of trace styles (fixed) and a `data` function giving every trace's changing
+fields for a result, a view (which loss is shown) and the current step. The same function builds
+the FigureWidget, with all data and layout in its constructor (Voila drops changes made while the
+notebook first runs, voila#1533), and updates it in place inside one `batch_update`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from widgets.model import Result, drawn_weights
+
+# Okabe-Ito: distinguishable with every common colour-vision deficiency.
+COLORS = {"sum": "#0072B2", "mean": "#E69F00", "optimum": "#009E73", "diverged": "#D55E00", "step": "#000000"}
+LOSSES = ("sum", "mean")
+
+
+def shown(view: str, loss: str) -> bool:
+    return view in (loss, "both")
+
+
+def plottable(values, *, positive: bool = False) -> np.ndarray:
+    """float64 values with NaN where a value cannot be drawn (non-finite, or <= 0 on a log axis).
+
+    Plotly draws NaN as a gap, and a float64 array travels to the browser as one binary buffer
+    instead of a list validated element by element.
+    """
+    values = np.array(values, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        values[~np.isfinite(values) | ((values <= 0) if positive else False)] = np.nan
+    return values
+
+
+def _at(values, index):
+    """values[index] as a one-point list, empty when out of range or not finite."""
+    if 0 <= index < len(values) and np.isfinite(values[index]):
+        return [float(values[index])]
+    return []
+
+
+def _diverged_marker(result: Result, loss: str, y_values) -> dict:
+    """The first weight past the limit, marked where it can be drawn."""
+    k = result.histories[loss].diverged_at
+    if k is None:
+        return {"x": [], "y": []}
+    drawn = np.asarray(y_values, dtype=np.float64)
+    index = k + 1 if k + 1 < len(drawn) and np.isfinite(drawn[k + 1]) else k
+    return {"x": [index], "y": _at(drawn, index)}
+
+
+def _line(loss, **extra):
+    return {
+        "mode": "lines+markers",
+        "line": {"color": COLORS[loss], "width": 2},
+        "marker": {"size": 4},
+        **extra,
+    }
+
+
+_STEP_MARKER = {
+    "mode": "markers",
+    "marker": {"size": 14, "color": "rgba(0,0,0,0)", "line": {"color": COLORS["step"], "width": 2.5}},
+    "name": "current step",
+    "showlegend": False,
+}
+_DIVERGED_MARKER = {
+    "mode": "markers",
+    "marker": {"size": 14, "symbol": "x", "color": COLORS["diverged"]},
+    "showlegend": False,
+}
+
+
+def _layout(title: str, x_title: str, y_title: str, y_type: str = "linear", **extra) -> dict:
+    return {
+        "title": {"text": title, "font": {"size": 15}},
+        "xaxis": {"title": {"text": x_title}},
+        "yaxis": {"title": {"text": y_title}, "type": y_type},
+        "template": "plotly_white",
+        "width": 600,
+        "height": 380,
+        "margin": {"l": 60, "r": 20, "t": 60, "b": 45},
+        "legend": {"orientation": "h", "y": -0.18},
+        "hovermode": "closest",
+        **extra,
+    }
+
+
+class Chart:
+    """A chart: its name, trace styles, layout, and the data of every trace."""
+
+    name = ""
+    styles: list[dict] = []
+
+    def layout(self, result: Result, view: str) -> dict:
+        raise NotImplementedError
+
+    def data(self, result: Result, view: str, step: int) -> list[dict]:
+        raise NotImplementedError
+
+    def title(self, result: Result, view: str) -> str:
+        return self.layout(result, view)["title"]["text"]
+
+    def build(self, result: Result, view: str, step: int) -> go.FigureWidget:
+        traces = [
+            go.Scatter(**style, **fields)
+            for style, fields in zip(self.styles, self.data(result, view, step), strict=True)
+        ]
+        return go.FigureWidget(data=traces, layout=self.layout(result, view))
+
+    def update(self, figure: go.FigureWidget, result: Result, view: str, step: int) -> None:
+        with figure.batch_update():
+            for trace, fields in zip(figure.data, self.data(result, view, step), strict=True):
+                trace.update(fields)
+            figure.layout.title.text = self.title(result, view)
+
+
+class Trajectory(Chart):
+    name = "trajectory"
+    styles = [
+        _line("sum", name="w, sum loss", hovertemplate="step %{x}<br>w = %{y:.6g}<extra>sum</extra>"),
+        _line("mean", name="w, mean loss", hovertemplate="step %{x}<br>w = %{y:.6g}<extra>mean</extra>"),
+        {
+            "mode": "lines",
+            "name": "w* (least squares)",
+            "line": {"color": COLORS["optimum"], "dash": "dash"},
+            "hovertemplate": "w* = %{y:.6g}<extra></extra>",
+        },
+        {**_DIVERGED_MARKER, "name": "diverged", "hovertemplate": "diverged: step %{x}<extra></extra>"},
+        {**_STEP_MARKER, "hovertemplate": "step %{x}<br>w = %{y:.6g}<extra>current</extra>"},
+    ]
+
+    def layout(self, result, view):
+        return _layout("Trajectory: the carry w after each step", "step", "weight w")
+
+    def data(self, result, view, step):
+        s = result.settings
+        weights = {loss: result.histories[loss].weights for loss in LOSSES}
+        steps = np.arange(s.N + 1)
+        first = "sum" if shown(view, "sum") else "mean"
+        diverged = [_diverged_marker(result, loss, weights[loss]) for loss in LOSSES if shown(view, loss)]
+        return [
+            {"x": steps, "y": plottable(drawn_or_gap(result, "sum")), "visible": shown(view, "sum")},
+            {"x": steps, "y": plottable(drawn_or_gap(result, "mean")), "visible": shown(view, "mean")},
+            {"x": [0, s.N], "y": [result.w_star, result.w_star]},
+            {"x": sum((d["x"] for d in diverged), []), "y": sum((d["y"] for d in diverged), [])},
+            {"x": [step] if _at(weights[first], step) else [], "y": _at(weights[first], step)},
+        ]
+
+
+def drawn_or_gap(result: Result, loss: str) -> np.ndarray:
+    """The run's weights, with everything after the first one past the divergence limit blanked,
+    so that one overflowing value cannot squash the rest of the chart."""
+    history = result.histories[loss]
+    weights = history.weights.astype(np.float64).copy()
+    if history.diverged_at is not None:
+        weights[history.diverged_at + 2 :] = np.nan
+    return weights
+
+
+class LossPerStep(Chart):
+    name = "loss"
+    styles = [
+        _line("sum", name="batch loss, sum", hovertemplate="step %{x}<br>loss = %{y:.4g}<extra>sum</extra>"),
+        _line(
+            "mean", name="batch loss, mean", hovertemplate="step %{x}<br>loss = %{y:.4g}<extra>mean</extra>"
+        ),
+        {**_DIVERGED_MARKER, "name": "diverged", "hovertemplate": "diverged: step %{x}<extra></extra>"},
+        {**_STEP_MARKER, "hovertemplate": "step %{x}<br>loss = %{y:.4g}<extra>current</extra>"},
+    ]
+
+    def layout(self, result, view):
+        layout = _layout(
+            "Loss of each batch at the weight its step used", "step", "batch loss (log)", y_type="log"
+        )
+        layout["yaxis"]["dtick"] = "D2"  # label 1, 2 and 5 in each decade, not every digit
+        return layout
+
+    def data(self, result, view, step):
+        losses = {loss: result.histories[loss].losses for loss in LOSSES}
+        first = "sum" if shown(view, "sum") else "mean"
+        steps = np.arange(result.settings.N)
+        marks = []
+        for loss in LOSSES:
+            k = result.histories[loss].diverged_at
+            if shown(view, loss) and k is not None and _at(losses[loss], k) and losses[loss][k] > 0:
+                marks.append((k, float(losses[loss][k])))
+        return [
+            {"x": steps, "y": plottable(losses["sum"], positive=True), "visible": shown(view, "sum")},
+            {"x": steps, "y": plottable(losses["mean"], positive=True), "visible": shown(view, "mean")},
+            {"x": [k for k, _ in marks], "y": [v for _, v in marks]},
+            {
+                "x": [step] if _at(losses[first], step) and losses[first][step] > 0 else [],
+                "y": _at(losses[first], step) if _at(losses[first], step) and losses[first][step] > 0 else [],
+            },
+        ]
+
+
+class Landscape(Chart):
+    name = "landscape"
+    styles = [
+        {
+            "mode": "lines",
+            "name": "average loss L(w)",
+            "line": {"color": "#999999", "width": 2},
+            "hovertemplate": "w = %{x:.4g}<br>L = %{y:.4g}<extra></extra>",
+        },
+        _line("sum", name="path, sum loss", hovertemplate="w = %{x:.6g}<br>L = %{y:.4g}<extra>sum</extra>"),
+        _line(
+            "mean", name="path, mean loss", hovertemplate="w = %{x:.6g}<br>L = %{y:.4g}<extra>mean</extra>"
+        ),
+        {
+            "mode": "markers",
+            "name": "w*",
+            "marker": {"size": 11, "symbol": "star", "color": COLORS["optimum"]},
+            "hovertemplate": "w* = %{x:.6g}<extra></extra>",
+        },
+        {**_STEP_MARKER, "hovertemplate": "w = %{x:.6g}<br>L = %{y:.4g}<extra>current</extra>"},
+    ]
+
+    def layout(self, result, view):
+        return _layout(
+            "Loss landscape: the steps drawn on L(w)", "weight w", "average loss over all N·B examples"
+        )
+
+    def data(self, result, view, step):
+        paths = []
+        for loss in LOSSES:
+            weights = drawn_or_gap(result, loss)
+            paths.append(
+                {
+                    "x": plottable(weights),
+                    "y": plottable(result.path_loss[loss]),
+                    "visible": shown(view, loss),
+                }
+            )
+        first = "sum" if shown(view, "sum") else "mean"
+        w_star_loss = float(np.interp(result.w_star, result.landscape_w, result.landscape_loss))
+        weights = result.histories[first].weights.astype(np.float64)
+        here = _at(weights, step) and _at(result.path_loss[first], step)
+        return [
+            {"x": result.landscape_w, "y": plottable(result.landscape_loss)},
+            *paths,
+            {"x": [result.w_star] if np.isfinite(result.w_star) else [], "y": [w_star_loss]},
+            {
+                "x": _at(weights, step) if here else [],
+                "y": _at(result.path_loss[first], step) if here else [],
+            },
+        ]
+
+
+class SumVsMean(Chart):
+    name = "sum_vs_mean"
+    styles = [
+        _line("sum", name="w, sum loss", hovertemplate="step %{x}<br>w = %{y:.6g}<extra>sum</extra>"),
+        _line("mean", name="w, mean loss", hovertemplate="step %{x}<br>w = %{y:.6g}<extra>mean</extra>"),
+        {
+            "mode": "lines",
+            "name": "w*",
+            "line": {"color": COLORS["optimum"], "dash": "dash"},
+            "hovertemplate": "w* = %{y:.6g}<extra></extra>",
+        },
+    ]
+
+    def layout(self, result, view):
+        s = result.settings
+        critical = result.critical_lr
+        title = (
+            f"Same lr = {s.lr:.4g}: the mean's step is lr/B = {s.lr / s.B:.4g} in sum terms"
+            f"<br><sup>critical lr: sum {critical['sum']:.4g}, mean {critical['mean']:.4g}"
+            f" (B = {s.B} times larger)</sup>"
+        )
+        return _layout(title, "step", "weight w", margin={"l": 60, "r": 20, "t": 75, "b": 45})
+
+    def data(self, result, view, step):
+        s = result.settings
+        steps = np.arange(s.N + 1)
+        return [
+            {"x": steps, "y": plottable(drawn_or_gap(result, "sum"))},
+            {"x": steps, "y": plottable(drawn_or_gap(result, "mean"))},
+            {"x": [0, s.N], "y": [result.w_star, result.w_star]},
+        ]
+
+
+class Divergence(Chart):
+    name = "divergence"
+    styles = [
+        {
+            "mode": "markers",
+            "name": "|1 − 2·lr·S_k|, sum",
+            "marker": {"color": COLORS["sum"], "size": 5},
+            "hovertemplate": "step %{x}<br>|factor| = %{y:.4g}<extra>sum</extra>",
+        },
+        {
+            "mode": "markers",
+            "name": "|1 − 2·lr·S_k/B|, mean",
+            "marker": {"color": COLORS["mean"], "size": 5, "symbol": "diamond"},
+            "hovertemplate": "step %{x}<br>|factor| = %{y:.4g}<extra>mean</extra>",
+        },
+        {
+            "mode": "lines",
+            "name": "1: the error neither grows nor shrinks",
+            "line": {"color": COLORS["diverged"], "dash": "dot"},
+            "hoverinfo": "skip",
+        },
+        {**_STEP_MARKER, "hovertemplate": "step %{x}<br>|factor| = %{y:.4g}<extra>current</extra>"},
+    ]
+
+    def layout(self, result, view):
+        s = result.settings
+        parts = [
+            f"{loss}: lr / critical lr = {s.lr / result.critical_lr[loss]:.3g}"
+            for loss in LOSSES
+            if shown(view, loss)
+        ]
+        title = f"Per-step factor: |w − w*| is multiplied by it<br><sup>{'; '.join(parts)}</sup>"
+        return _layout(
+            title, "step", "|1 − c·lr·S_k|", margin={"l": 60, "r": 20, "t": 75, "b": 45}, width=1200
+        )
+
+    def data(self, result, view, step):
+        s = result.settings
+        steps = np.arange(s.N)
+        magnitude = {loss: np.abs(result.factors[loss]) for loss in LOSSES}
+        first = "sum" if shown(view, "sum") else "mean"
+        return [
+            {"x": steps, "y": plottable(magnitude["sum"]), "visible": shown(view, "sum")},
+            {"x": steps, "y": plottable(magnitude["mean"]), "visible": shown(view, "mean")},
+            {"x": [-0.5, s.N - 0.5], "y": [1.0, 1.0]},
+            {"x": [step] if _at(magnitude[first], step) else [], "y": _at(magnitude[first], step)},
+        ]
+
+
+CHARTS = {
+    chart.name: chart for chart in (Trajectory(), LossPerStep(), Landscape(), SumVsMean(), Divergence())
+}
+
+__all__ = ["CHARTS", "COLORS", "Chart", "drawn_weights", "plottable", "shown"]

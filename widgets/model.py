@@ -1,0 +1,100 @@
+"""What the charts show, computed by `core` for one `Settings`; no UI here.
+
+`Model.compute` caches what depends only on the data (draws, padded batches, w*, critical learning
+rates), so moving lr or w0 only reruns the compiled engine.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+import core
+from widgets.settings import RANGES, Settings
+
+LOSSES = ("sum", "mean")
+LANDSCAPE_POINTS = 241
+
+
+class Result(NamedTuple):
+    """Everything the charts need for one setting; both losses are always computed so that
+    choosing which one is shown reuses this result."""
+
+    settings: Settings
+    histories: dict  # loss -> core.History
+    w_star: float
+    critical_lr: dict  # loss -> float
+    factors: dict  # loss -> (N,) float64, 1 - c*lr*S_k
+    regimes: dict  # loss -> str, core.regime
+    landscape_w: np.ndarray  # (LANDSCAPE_POINTS,)
+    landscape_loss: np.ndarray  # average loss per example over all N*B examples
+    path_loss: dict  # loss -> average loss at each weight of that run, (N+1,)
+
+
+def drawn_weights(history: core.History) -> np.ndarray:
+    """The weights worth drawing: up to and including the first one past the divergence limit."""
+    weights = history.weights.astype(np.float64)
+    if history.diverged_at is not None:
+        weights = weights[: history.diverged_at + 2]
+    return weights[np.isfinite(weights)]
+
+
+class _Data(NamedTuple):
+    key: tuple
+    moments: core.Moments
+    batches: core.PaddedBatches
+    w_star: float
+    critical_lr: dict
+
+
+class Model:
+    """The compiled engine and the data of the current setting, computed by `core`."""
+
+    def __init__(self):
+        max_n, max_b = RANGES["N"][1], RANGES["B"][1]
+        self.engine = core.HistoryEngine(max_steps=max_n, max_batch=max_b)
+        self.engine.warm_up()
+        self._draws_key = None
+        self._draws = None
+        self._data = None
+
+    def _data_for(self, s: Settings) -> _Data:
+        key = (s.N, s.B, s.seed, s.kind, s.true_w, s.noise)
+        if self._data is not None and self._data.key == key:
+            return self._data
+        if self._draws_key != (s.seed, s.kind):
+            # Drawn once per seed and kind at the largest N and B: make_batches is prefix-stable, so
+            # every smaller (N, B) is a corner of it and moving N or B draws nothing new.
+            self._draws = core.draw_batches(RANGES["N"][1], RANGES["B"][1], seed=s.seed, kind=s.kind)
+            self._draws_key = (s.seed, s.kind)
+        x, y = core.batches_from_draws(self._draws, s.N, s.B, true_w=s.true_w, noise=s.noise)
+        moments = core.moments(x, y)
+        critical = {loss: core.critical_lr(moments, loss=loss) for loss in LOSSES}
+        self._data = _Data(key, moments, self.engine.pad(x, y), core.optimum(moments), critical)
+        return self._data
+
+    def compute(self, s: Settings) -> Result:
+        data = self._data_for(s)
+        histories = {loss: self.engine.run(s.w0, s.lr, data.batches, loss=loss) for loss in LOSSES}
+        factors = {loss: core.step_factors(s.lr, data.moments, loss=loss) for loss in LOSSES}
+        regimes = {loss: core.regime(s.lr, data.moments, loss=loss) for loss in LOSSES}
+        # The landscape spans every drawn weight of both runs and w*, with a margin.
+        span = np.concatenate([drawn_weights(h) for h in histories.values()] + [[data.w_star, s.w0]])
+        span = span[np.isfinite(span)]
+        low, high = float(span.min()), float(span.max())
+        margin = max(0.1 * (high - low), 0.5)
+        landscape_w = np.linspace(low - margin, high + margin, LANDSCAPE_POINTS)
+        landscape_loss = core.average_loss(landscape_w, data.moments)
+        path_loss = {loss: core.average_loss(h.weights, data.moments) for loss, h in histories.items()}
+        return Result(
+            s,
+            histories,
+            data.w_star,
+            data.critical_lr,
+            factors,
+            regimes,
+            landscape_w,
+            landscape_loss,
+            path_loss,
+        )

@@ -1,0 +1,161 @@
+"""The explorer's state: one `Settings` value, its ranges, presets, and the URL form of it.
+
+Every value that reaches the kernel (a URL, or a widget message from any visitor) goes through
+`sanitize`, which clamps or replaces it and says why in plain words.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+from urllib.parse import parse_qs, urlencode
+
+
+class Settings(NamedTuple):
+    """One run of the explorer, in the seed's names."""
+
+    lr: float = 0.01
+    N: int = 100
+    B: int = 16
+    loss: str = "sum"  # which loss the charts show: "sum", "mean" or "both"
+    w0: float = 0.0
+    true_w: float = 2.0
+    noise: float = 0.5
+    kind: str = "gaussian"
+    seed: int = 0
+
+
+DEFAULTS = Settings()
+
+# (low, high) for numbers; the tuple of choices for the rest.
+RANGES = {
+    "lr": (1e-4, 10.0),
+    "N": (1, 1000),
+    "B": (1, 512),
+    "w0": (-10.0, 10.0),
+    "true_w": (-5.0, 5.0),
+    "noise": (0.0, 2.0),
+    "seed": (0, 9999),
+}
+CHOICES = {"loss": ("sum", "mean", "both"), "kind": ("gaussian", "ones")}
+INTEGERS = ("N", "B", "seed")
+
+PRESETS = {
+    "seed-example": (
+        "Seed example",
+        Settings(lr=0.1, N=2, B=2, loss="sum", w0=0.0, true_w=1.0, noise=0.0, kind="ones"),
+    ),
+    "smooth": (
+        "Smooth convergence",
+        Settings(lr=0.01, N=60, B=16, loss="sum", w0=-1.0, true_w=2.0, noise=0.0, kind="gaussian", seed=1),
+    ),
+    "oscillating": (
+        "Oscillating",
+        Settings(lr=0.2, N=30, B=4, loss="sum", w0=0.0, true_w=1.0, noise=0.0, kind="ones"),
+    ),
+    "two-cycle": (
+        "Two-cycle",
+        Settings(lr=0.25, N=30, B=4, loss="sum", w0=0.0, true_w=1.0, noise=0.0, kind="ones"),
+    ),
+    "diverging": (
+        "Diverging",
+        Settings(lr=0.1, N=60, B=16, loss="sum", w0=0.0, true_w=2.0, noise=0.3, kind="gaussian", seed=2),
+    ),
+    "sum-vs-mean": (
+        "Sum vs mean at large B",
+        Settings(lr=0.001, N=100, B=512, loss="both", w0=0.0, true_w=2.0, noise=0.5, kind="gaussian", seed=3),
+    ),
+}
+
+_SHOWN = 40  # characters of a bad value quoted back in a notice
+
+
+def _quote(text) -> str:
+    text = str(text)
+    return repr(text if len(text) <= _SHOWN else text[:_SHOWN] + "...")
+
+
+def _number(name: str, raw, notices: list[str]):
+    """raw as a finite number in range, else the default or the nearest bound, with a notice."""
+    default = getattr(DEFAULTS, name)
+    low, high = RANGES[name]
+    try:
+        value = float(raw)
+    except (TypeError, ValueError, OverflowError):
+        notices.append(f"{name}={_quote(raw)} is not a number; using the default {default}.")
+        return default
+    if math.isnan(value):
+        notices.append(f"{name}={_quote(raw)} is not a number; using the default {default}.")
+        return default
+    if name in INTEGERS and math.isfinite(value) and value != int(value):
+        notices.append(f"{name}={_quote(raw)} is not a whole number; using {round(value)}.")
+        value = float(round(value))
+    if value < low or value > high:
+        bound = low if value < low else high
+        notices.append(f"{name}={_quote(raw)} is outside {low} to {high}; using {bound}.")
+        value = bound
+    # Six significant digits: a log slider hands back 10**log10(v), e.g. 0.24999999999999994 for 0.25,
+    # and the presets' exact values (a two-cycle at exactly 1/S) must survive the round trip.
+    return int(value) if name in INTEGERS else float(f"{value:.6g}")
+
+
+def _choice(name: str, raw, notices: list[str]) -> str:
+    if isinstance(raw, str) and raw in CHOICES[name]:
+        return raw
+    default = getattr(DEFAULTS, name)
+    notices.append(f"{name}={_quote(raw)} is not one of {', '.join(CHOICES[name])}; using {default}.")
+    return default
+
+
+def sanitize(values: dict) -> tuple[Settings, list[str]]:
+    """Settings from loosely typed values (missing keys take defaults), and a notice per fix."""
+    notices: list[str] = []
+    fields = {}
+    for name in Settings._fields:
+        if name not in values:
+            fields[name] = getattr(DEFAULTS, name)
+        elif name in CHOICES:
+            fields[name] = _choice(name, values[name], notices)
+        else:
+            fields[name] = _number(name, values[name], notices)
+    return Settings(**fields), notices
+
+
+def from_query(query: str) -> tuple[Settings, list[str]]:
+    """Settings from a URL query string such as `lr=0.1&N=50&preset=diverging`.
+
+    A preset is applied first and the other parameters override it; unknown parameters are
+    ignored with a notice. Nothing here is trusted: every value goes through `sanitize`.
+    """
+    notices: list[str] = []
+    try:
+        params = parse_qs(query or "", keep_blank_values=True, max_num_fields=100)
+    except ValueError:
+        return DEFAULTS, ["The link has too many parameters; using the defaults."]
+    values: dict = {}
+    for key, raw_values in params.items():
+        raw = raw_values[-1]
+        if len(raw_values) > 1:
+            notices.append(f"{_quote(key)} was given {len(raw_values)} times; using the last, {_quote(raw)}.")
+        if key == "preset":
+            if raw in PRESETS:
+                values = {**PRESETS[raw][1]._asdict(), **values}
+            else:
+                notices.append(f"preset={_quote(raw)} is not one of {', '.join(PRESETS)}; ignored.")
+        elif key in Settings._fields:
+            values[key] = raw
+        else:
+            notices.append(f"Unknown parameter {_quote(key)} ignored.")
+    settings, problems = sanitize(values)
+    return settings, notices + problems
+
+
+def to_query(settings: Settings) -> str:
+    """The query string that reproduces `settings`: lr, N, B and loss always, the rest if not default."""
+    always = ("lr", "N", "B", "loss")
+    pairs = [
+        (name, f"{value:.6g}" if isinstance(value, float) else value)
+        for name, value in settings._asdict().items()
+        if name in always or value != getattr(DEFAULTS, name)
+    ]
+    return urlencode(pairs)
