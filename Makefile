@@ -3,18 +3,24 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 PORT ?= 8866
+LAB_PORT ?= 8888
 HOST ?= 127.0.0.1
 PIP := $(BIN)/python -m pip --disable-pip-version-check -q
 # No accelerator is needed; skipping the probe saves a second at every start.
 export JAX_PLATFORMS ?= cpu
 
-.PHONY: run test lint lock clean chromium
+.PHONY: run test lab lint lock clean chromium
 
 run: $(VENV)/.installed-run
 	$(BIN)/voila app.ipynb --no-browser --port=$(PORT) --Voila.ip=$(HOST)
 
 test: $(VENV)/.installed-test chromium
 	$(BIN)/python -m pytest
+
+# The same notebook in JupyterLab (Notebook 7 works too: `$(BIN)/pip install notebook`).
+lab: $(VENV)/.installed-lab
+	$(BIN)/jupyter lab app.ipynb --no-browser --port=$(LAB_PORT) --ServerApp.ip=$(HOST) \
+	  $(if $(filter 0,$(shell id -u)),--allow-root)
 
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check .
@@ -46,4 +52,8 @@ $(VENV)/.installed-run: requirements.lock | $(BIN)/python
 
 $(VENV)/.installed-test: requirements-test.lock $(VENV)/.installed-run
 	$(PIP) install -r requirements-test.lock
+	touch $@
+
+$(VENV)/.installed-lab: requirements-lab.lock $(VENV)/.installed-run
+	$(PIP) install -r requirements-lab.lock
 	touch $@

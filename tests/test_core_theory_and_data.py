@@ -113,7 +113,9 @@ def test_moments_give_the_same_theory_as_the_arrays():
     m = core.moments(x, y)
     for loss in ("sum", "mean"):
         assert core.critical_lr(m, loss=loss) == core.critical_lr(x, loss=loss)
-        np.testing.assert_array_equal(core.step_factors(0.02, m, loss=loss), core.step_factors(0.02, x, loss=loss))
+        np.testing.assert_array_equal(
+            core.step_factors(0.02, m, loss=loss), core.step_factors(0.02, x, loss=loss)
+        )
         assert core.regime(0.02, m, loss=loss) == core.regime(0.02, x, loss=loss)
     assert core.optimum(m) == core.optimum(x, y)
 

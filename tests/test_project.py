@@ -36,22 +36,24 @@ def test_environment_yml_matches_the_lock():
 
 def test_lock_pins_every_declared_dependency_within_its_range():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    runtime, test = _pins(ROOT / "requirements.lock"), _pins(ROOT / "requirements-test.lock")
-    for spec, pins in [
-        (project["dependencies"], runtime),
-        (project["optional-dependencies"]["test"], {**runtime, **test}),
-    ]:
+    runtime = _pins(ROOT / "requirements.lock")
+    locks = [(project["dependencies"], runtime)]
+    for extra, spec in project["optional-dependencies"].items():
+        extra_lock = ROOT / f"requirements-{extra}.lock"
+        assert extra_lock.read_text().splitlines()[1] == "-r requirements.lock"
+        locks.append((spec, {**runtime, **_pins(extra_lock)}))
+    for spec, pins in locks:
         for line in spec:
             requirement = Requirement(line)
             name = requirement.name.lower().replace("_", "-")
             assert name in pins, f"{name} is not in the lock"
             assert requirement.specifier.contains(pins[name]), (
-                f"{name}=={pins[name]} is outside {requirement.specifier}"
+                f"{name}=={pins[name]} outside {requirement.specifier}"
             )
     for name in ("jax", "jaxlib", "ipywidgets", "voila", "plotly", "anywidget", "numpy"):
         assert name in runtime
     for name in ("pytest", "playwright"):
-        assert name in test
+        assert name in _pins(ROOT / "requirements-test.lock")
 
 
 def test_core_imports_only_jax_numpy_and_the_standard_library():

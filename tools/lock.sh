@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerate requirements.lock (runtime) and requirements-test.lock (tests) from pyproject.toml:
+# Regenerate requirements.lock (runtime), requirements-test.lock and requirements-lab.lock from pyproject.toml:
 # resolve the newest versions the ranges allow in throwaway venvs and freeze them.
 # environment.yml (conda, Binder) gets the runtime pins too; tests/test_project.py checks they agree.
 set -euo pipefail
@@ -8,7 +8,7 @@ python=${PYTHON:-$(command -v python3.11 || command -v python3)}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 deps() { "$python" -c "import tomllib, sys; p = tomllib.load(open('pyproject.toml', 'rb'))['project']; \
-print('\n'.join(p['dependencies'] + (p['optional-dependencies']['test'] if sys.argv[1] == 'test' else [])))" "$1"; }
+print('\n'.join(p['dependencies'] + p['optional-dependencies'].get(sys.argv[1], [])))" "$1"; }
 
 "$python" -m venv "$tmp/run"
 deps run > "$tmp/run.in"
@@ -16,12 +16,17 @@ deps run > "$tmp/run.in"
 { echo "# Runtime dependencies, exact. Made by tools/lock.sh from pyproject.toml; do not edit by hand."
   "$tmp/run/bin/pip" freeze --exclude-editable; } > requirements.lock
 
-"$python" -m venv "$tmp/test"
-deps test > "$tmp/test.in"
-"$tmp/test/bin/pip" install -q -c requirements.lock -r "$tmp/test.in"
-{ echo "# Test dependencies, exact, on top of requirements.lock. Made by tools/lock.sh; do not edit by hand."
-  echo "-r requirements.lock"
-  "$tmp/test/bin/pip" freeze --exclude-editable | grep -vxF -f <(grep -v '^#' requirements.lock); } > requirements-test.lock
+# Each extra on top of the runtime pins: only what it adds goes into its own lock.
+for extra in test lab; do
+  "$python" -m venv "$tmp/$extra"
+  deps "$extra" > "$tmp/$extra.in"
+  "$tmp/$extra/bin/pip" install -q -c requirements.lock -r "$tmp/$extra.in"
+  { echo "# The $extra extra, exact, on top of requirements.lock. Made by tools/lock.sh; do not edit by hand."
+    echo "-r requirements.lock"
+    "$tmp/$extra/bin/pip" freeze --exclude-editable | grep -vxF -f <(grep -v '^#' requirements.lock); } \
+    > "requirements-$extra.lock"
+done
+
 { echo "# For conda and Binder. Made by tools/lock.sh from requirements.lock; do not edit by hand."
   echo "name: scanlab"
   echo "channels:"
@@ -31,4 +36,4 @@ deps test > "$tmp/test.in"
   echo "  - pip"
   echo "  - pip:"
   grep -v '^#' requirements.lock | sed 's/^/      - /'; } > environment.yml
-echo "wrote requirements.lock ($(grep -vc '^#' requirements.lock) pins) and requirements-test.lock"
+echo "wrote requirements.lock ($(grep -vc '^#' requirements.lock) pins), requirements-test.lock, requirements-lab.lock"

@@ -289,7 +289,11 @@ class Explorer:
                 continue
             h = r.histories[loss]
             if h.diverged_at is not None:
-                words = f"diverged at step {h.diverged_at}"
+                past, final = float(h.weights[h.diverged_at + 1]), float(h.weights[-1])
+                words = (
+                    f"diverged at step {h.diverged_at}: w = {past:.4g}, |w − w*| = {abs(past - r.w_star):.3g}"
+                    f" (final w = {final:.4g})"
+                )
             else:
                 final = float(h.weights[-1])
                 error = abs(final - r.w_star)
