@@ -27,7 +27,12 @@ def is_traced(value) -> bool:
     return isinstance(value, jax.core.Tracer)
 
 
+SUPPORTED_FLOATS = tuple(jnp.dtype(t) for t in ("float16", "bfloat16", "float32", "float64"))
+
+
 def _as_array(name: str, value):
+    if isinstance(value, np.ma.MaskedArray):
+        raise TypeError(f"{name} is a masked array; its mask would be lost: fill or drop the masked values")
     if isinstance(value, (jax.Array, np.ndarray)):
         return value
     try:
@@ -37,9 +42,11 @@ def _as_array(name: str, value):
 
 
 def _describe_dtype_problem(name: str, dtype) -> str | None:
-    if jnp.issubdtype(dtype, jnp.floating):
+    if jnp.dtype(dtype) in SUPPORTED_FLOATS:
         return None
-    if jnp.issubdtype(dtype, jnp.complexfloating):
+    if jnp.issubdtype(dtype, jnp.floating):
+        kind = "unsupported floating"
+    elif jnp.issubdtype(dtype, jnp.complexfloating):
         kind = "complex"
     elif jnp.issubdtype(dtype, jnp.bool_):
         kind = "boolean"
@@ -92,10 +99,13 @@ def check_scalar(name: str, value):
     """
     if isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{name} must be a real number, got a boolean {value!r}")
-    if isinstance(value, numbers.Number) and not isinstance(value, numbers.Real):
+    if isinstance(value, numbers.Complex) and not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got complex {value!r}")
-    if isinstance(value, numbers.Real) and not hasattr(value, "dtype"):
-        number = float(value)
+    if isinstance(value, numbers.Number) and not hasattr(value, "dtype"):  # int, float, Fraction, Decimal
+        try:
+            number = float(value)
+        except OverflowError:
+            raise ValueError(f"{name} must be finite, got {value!r}"[:200]) from None
     elif hasattr(value, "dtype") and hasattr(value, "shape"):
         dtype = value.dtype
         if not (jnp.issubdtype(dtype, jnp.floating) or jnp.issubdtype(dtype, jnp.integer)):
@@ -134,3 +144,11 @@ def reject_traced(function: str, *values) -> None:
             f"{function} returns NumPy arrays and a Python diverged_at, so it cannot run under jax.jit "
             "or another transformation; call it on concrete arrays, or jit scan_training_step instead"
         )
+
+
+def check_fits(name: str, value, dtype) -> None:
+    """A concrete finite value must also be finite once cast to the carry dtype."""
+    if is_traced(value):
+        return
+    if abs(float(np.asarray(value, dtype=np.float64))) > float(jnp.finfo(dtype).max):
+        raise ValueError(f"{name} = {float(value):g} overflows the carry dtype {jnp.dtype(dtype)}")

@@ -31,18 +31,33 @@ class Moments(NamedTuple):
 
 
 def moments(x_batches, y_batches=None) -> Moments:
-    """The per-batch sums of (x_batches, y_batches); without y_batches only sxx is meaningful."""
+    """The per-batch sums of (x_batches, y_batches). Without y_batches, sxy and syy are NaN: enough
+    for `step_factors`, `critical_lr` and `regime`, which depend on x alone."""
     reject_traced("moments", x_batches, y_batches)
     if y_batches is None:
         x = np.asarray(check_batch_array("x_batches", x_batches), dtype=np.float64)
-        y = np.zeros_like(x)
-    else:
-        x, y = (np.asarray(a, dtype=np.float64) for a in check_batches(x_batches, y_batches))
+        unknown = np.full(x.shape[0], np.nan)
+        return Moments(np.sum(x * x, axis=1), unknown, unknown, x.shape[1])
+    x, y = (np.asarray(a, dtype=np.float64) for a in check_batches(x_batches, y_batches))
     return Moments(np.sum(x * x, axis=1), np.sum(x * y, axis=1), np.sum(y * y, axis=1), x.shape[1])
 
 
-def _moments(x_batches, y_batches=None) -> Moments:
-    return x_batches if isinstance(x_batches, Moments) else moments(x_batches, y_batches)
+def _moments(function: str, x_batches, y_batches=None, *, needs_y: bool = False) -> Moments:
+    """The Moments of the arguments, which may already be Moments (then checked)."""
+    if not isinstance(x_batches, Moments):
+        if needs_y and y_batches is None:
+            raise TypeError(f"{function} needs y_batches too (or the Moments of both)")
+        return moments(x_batches, y_batches)
+    data = x_batches
+    b = data.batch_size
+    if isinstance(b, bool) or not isinstance(b, (int, np.integer)) or b < 1:
+        raise ValueError(f"Moments.batch_size must be a positive integer, got {b!r}"[:200])
+    sums = [np.asarray(a) for a in data[:3]]
+    if any(a.ndim != 1 or a.shape != sums[0].shape or a.size == 0 for a in sums) or not all(
+        np.issubdtype(a.dtype, np.floating) for a in sums
+    ):
+        raise ValueError("Moments.sxx, sxy and syy must be float arrays of one shape (N,), N >= 1")
+    return Moments(*sums, int(b))
 
 
 def _scale(data: Moments, loss) -> float:
@@ -53,7 +68,8 @@ def _scale(data: Moments, loss) -> float:
 def step_factors(lr, x_batches, *, loss="sum") -> np.ndarray:
     """The per-step factors 1 - c*lr*S_k, shape (N,), float64. x_batches may be `Moments`."""
     check_scalar("lr", lr)
-    data = _moments(x_batches)
+    reject_traced("step_factors", lr)
+    data = _moments("step_factors", x_batches)
     return 1.0 - 2.0 * (float(lr) / _scale(data, loss)) * data.sxx
 
 
@@ -63,7 +79,7 @@ def optimum(x_batches, y_batches=None) -> float:
     It minimises the total loss for "sum" and for "mean" alike, since every batch has B examples.
     Takes the batch arrays, or their `Moments` alone.
     """
-    data = _moments(x_batches, y_batches)
+    data = _moments("optimum", x_batches, y_batches, needs_y=True)
     sxx = float(np.sum(data.sxx))
     return float(np.sum(data.sxy)) / sxx if sxx > 0 else float("nan")
 
@@ -76,7 +92,7 @@ def average_loss(weights, x_batches, y_batches=None) -> np.ndarray:
     inf or NaN without a warning. Takes the batch arrays, or their `Moments` alone.
     """
     reject_traced("average_loss", weights)
-    data = _moments(x_batches, y_batches)
+    data = _moments("average_loss", x_batches, y_batches, needs_y=True)
     sxx, sxy, syy = float(np.sum(data.sxx)), float(np.sum(data.sxy)), float(np.sum(data.syy))
     w = np.asarray(weights, dtype=np.float64)
     with np.errstate(over="ignore", invalid="ignore"):
@@ -112,12 +128,15 @@ def _bisect(predicate, lo, hi):
 def critical_lr(x_batches, *, loss="sum") -> float:
     """The smallest learning rate at which the product of |1 - c*lr*S_k| over the N steps reaches 1.
 
-    Below it every step sequence contracts the error (noise-free data converge); at and above it the
-    error no longer shrinks over the run. For identical batches this is the familiar threshold:
-    exactly 1/S for the sum loss and B/S for the mean loss (a steady two-cycle at that lr). With
-    varying batches the product, not the largest S_k, decides; the result lies between 1/S_max and
-    1/S_min (times B for the mean). Batches of all-zero x never move w and are left out; if every
-    batch is zero the result is inf.
+    For identical batches this is the familiar threshold, exactly 1/S for the sum loss and B/S for
+    the mean loss: below it every step shrinks |w - w*|, at it w settles into a two-cycle, above it
+    every step grows the error. With varying batches the product, not the largest S_k, decides, and
+    the result lies between 1/S_max and 1/S_min (times B for the mean). Below it a noise-free run
+    ends closer to w* than it started, though single steps with a large S_k may still amplify the
+    error on the way (with B = 1, by many orders of magnitude). Above it the product can dip back
+    below 1 between the poles lr = 1/(c*S_k), so a larger lr may again contract; this is the first
+    crossing. Batches of all-zero x never move w and are left out; if every batch is zero the
+    result is inf.
 
     Args:
       x_batches: real floating (N, B) array, or its `Moments`.
@@ -126,7 +145,7 @@ def critical_lr(x_batches, *, loss="sum") -> float:
     Returns:
       A Python float.
     """
-    data = _moments(x_batches)
+    data = _moments("critical_lr", x_batches)
     scale = _scale(data, loss)
     sums, counts = np.unique(data.sxx[data.sxx > 0], return_counts=True)
     if sums.size == 0:
@@ -137,15 +156,17 @@ def critical_lr(x_batches, *, loss="sum") -> float:
     # Between, the log of the product is concave on each interval between poles u = 1/(2*S_j), so
     # each interval holds at most one climb above 0: find its peak, then the first crossing.
     lo, hi = 1.0 / float(sums[-1]), 1.0 / float(sums[0])
-    poles = np.sort(0.5 / sums)
+    with np.errstate(over="ignore", divide="ignore"):  # subnormal S_k: poles at inf drop out below
+        poles = np.sort(0.5 / sums)
     edges = [lo, *poles[(poles > lo) & (poles < hi)], hi]
     growth = lambda u: _log_growth(u, sums, counts)  # noqa: E731
     for left, right in zip(edges[:-1], edges[1:], strict=True):
         if right < hi:
             # Upper bound on the interval: each |factor| is convex in u, so at most its larger end value.
-            bound = np.dot(
-                counts, np.log(np.maximum(np.abs(1 - 2 * left * sums), np.abs(1 - 2 * right * sums)))
-            )
+            with np.errstate(divide="ignore"):
+                bound = np.dot(
+                    counts, np.log(np.maximum(np.abs(1 - 2 * left * sums), np.abs(1 - 2 * right * sums)))
+                )
             if bound < 0:
                 continue
         peak = right if right == hi else _bisect(lambda u: _slope(u, sums, counts) <= 0, left, right)

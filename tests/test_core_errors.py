@@ -36,6 +36,24 @@ BAD_CALLS = {
     "complex lr": (lambda f: f(0.0, 0.1j, X, Y), TypeError, "lr must be a real number"),
     "boolean w": (lambda f: f(True, 0.1, X, Y), TypeError, "w must be a real number"),
     "string lr": (lambda f: f(0.0, "0.1", X, Y), TypeError, "lr must be a real number"),
+    "huge int lr": (lambda f: f(0.0, 10**400, X, Y), ValueError, "lr must be finite"),
+    "w overflows float32": (
+        lambda f: f(1e39, 0.1, X, Y),
+        ValueError,
+        "w = 1e.39 overflows the carry dtype float32",
+    ),
+    "lr overflows float32": (lambda f: f(0.0, 1e39, X, Y), ValueError, "lr = 1e.39 overflows"),
+    "w overflows float16": (
+        lambda f: f(1e5, 0.1, X.astype(np.float16), Y.astype(np.float16)),
+        ValueError,
+        "w = 100000 overflows the carry dtype float16",
+    ),
+    "longdouble x": (
+        lambda f: f(0.0, 0.1, X.astype(np.longdouble), Y),
+        TypeError,
+        "unsupported floating dtype",
+    ),
+    "masked x": (lambda f: f(0.0, 0.1, np.ma.masked_less(X, 0), Y), TypeError, "masked array"),
 }
 
 FUNCTIONS = {
@@ -61,6 +79,14 @@ def test_unknown_loss(loss):
         core.training_history(0.0, 0.1, X, Y, loss=loss)
     with pytest.raises(ValueError, match="loss must be 'sum' or 'mean'"):
         core.critical_lr(X, loss=loss)
+
+
+def test_decimal_and_fraction_are_real_numbers():
+    from decimal import Decimal
+    from fractions import Fraction
+
+    expected = float(core.scan_training_step(0.5, 0.125, X, Y))
+    assert float(core.scan_training_step(Decimal("0.5"), Fraction(1, 8), X, Y)) == expected
 
 
 def test_shape_and_dtype_checks_run_under_jit():

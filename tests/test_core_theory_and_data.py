@@ -60,6 +60,7 @@ def test_regime_for_identical_batches(lr, expected):
 
 def test_regime_matches_the_run():
     x, y = core.make_batches(6, 4, seed=0, kind="ones")
+    assert core.regime(0.25, x) == "two-cycle"
     history = core.training_history(0.0, 0.25, x, y)
     np.testing.assert_allclose(history.weights[1::2], 2.0)  # w* = 1: 0 -> 2 -> 0 -> 2 ...
     np.testing.assert_allclose(history.weights[0::2], 0.0)
@@ -129,3 +130,29 @@ def test_average_loss_is_the_mean_squared_error_over_all_examples():
     np.testing.assert_allclose(landscape[:4], expected, rtol=1e-12)
     assert landscape[4] == np.inf and np.isnan(landscape[5])  # and no warning
     np.testing.assert_array_equal(core.average_loss(weights, core.moments(x, y)), landscape)
+
+
+def test_y_is_required_where_the_answer_depends_on_it():
+    x, y = core.make_batches(20, 4, seed=1, true_w=3.0)
+    with pytest.raises(TypeError, match="optimum needs y_batches"):
+        core.optimum(x)
+    with pytest.raises(TypeError, match="average_loss needs y_batches"):
+        core.average_loss([3.0], x)
+    assert np.isnan(core.optimum(core.moments(x)))  # x alone: w* is unknown, not 0
+    assert core.optimum(core.moments(x, y)) == pytest.approx(3.0)
+
+
+def test_hand_built_moments_are_checked():
+    good = core.moments(*core.make_batches(3, 2, seed=0))
+    with pytest.raises(ValueError, match="batch_size must be a positive integer"):
+        core.regime(0.1, good._replace(batch_size=0), loss="mean")
+    with pytest.raises(ValueError, match="float arrays of one shape"):
+        core.critical_lr(good._replace(sxx=[1.0, 2.0]))
+
+
+def test_theory_refuses_a_traced_lr():
+    import jax
+
+    x, _ = core.make_batches(3, 2, seed=0)
+    with pytest.raises(TypeError, match="cannot run under jax.jit"):
+        jax.jit(lambda lr: core.step_factors(lr, x))(0.1)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from widgets.model import Result, drawn_weights
+from widgets.model import Result
 
 # Okabe-Ito: distinguishable with every common colour-vision deficiency.
 COLORS = {"sum": "#0072B2", "mean": "#E69F00", "optimum": "#009E73", "diverged": "#D55E00", "step": "#000000"}
@@ -100,8 +100,9 @@ class Chart:
     def data(self, result: Result, view: str, step: int) -> list[dict]:
         raise NotImplementedError
 
-    def title(self, result: Result, view: str) -> str:
-        return self.layout(result, view)["title"]["text"]
+    def layout_update(self, result: Result, view: str) -> dict:
+        """The layout properties that change with the result (the title, by default)."""
+        return {"title.text": self.layout(result, view)["title"]["text"]}
 
     def build(self, result: Result, view: str, step: int) -> go.FigureWidget:
         traces = [
@@ -114,7 +115,7 @@ class Chart:
         with figure.batch_update():
             for trace, fields in zip(figure.data, self.data(result, view, step), strict=True):
                 trace.update(fields)
-            figure.layout.title.text = self.title(result, view)
+            figure.layout.update(self.layout_update(result, view))
 
 
 class Trajectory(Chart):
@@ -142,22 +143,12 @@ class Trajectory(Chart):
         first = "sum" if shown(view, "sum") else "mean"
         diverged = [_diverged_marker(result, loss, weights[loss]) for loss in LOSSES if shown(view, loss)]
         return [
-            {"x": steps, "y": plottable(drawn_or_gap(result, "sum")), "visible": shown(view, "sum")},
-            {"x": steps, "y": plottable(drawn_or_gap(result, "mean")), "visible": shown(view, "mean")},
+            {"x": steps, "y": plottable(result.histories["sum"].weights), "visible": shown(view, "sum")},
+            {"x": steps, "y": plottable(result.histories["mean"].weights), "visible": shown(view, "mean")},
             {"x": [0, s.N], "y": [result.w_star, result.w_star]},
             {"x": sum((d["x"] for d in diverged), []), "y": sum((d["y"] for d in diverged), [])},
             {"x": [step] if _at(weights[first], step) else [], "y": _at(weights[first], step)},
         ]
-
-
-def drawn_or_gap(result: Result, loss: str) -> np.ndarray:
-    """The run's weights, with everything after the first one past the divergence limit blanked,
-    so that one overflowing value cannot squash the rest of the chart."""
-    history = result.histories[loss]
-    weights = history.weights.astype(np.float64).copy()
-    if history.diverged_at is not None:
-        weights[history.diverged_at + 2 :] = np.nan
-    return weights
 
 
 class LossPerStep(Chart):
@@ -221,33 +212,46 @@ class Landscape(Chart):
     ]
 
     def layout(self, result, view):
-        return _layout(
+        layout = _layout(
             "Loss landscape: the steps drawn on L(w)", "weight w", "average loss over all N·B examples"
         )
+        layout["xaxis"]["range"], layout["yaxis"]["range"] = self._ranges(result)
+        return layout
+
+    def layout_update(self, result, view):
+        x_range, y_range = self._ranges(result)
+        return {**super().layout_update(result, view), "xaxis.range": x_range, "yaxis.range": y_range}
+
+    @staticmethod
+    def _ranges(result):
+        # Fixed to the computed curve: a diverging path leaves the frame instead of squashing it.
+        top = float(np.max(result.landscape_loss))
+        return [float(result.landscape_w[0]), float(result.landscape_w[-1])], [0.0, 1.05 * top]
 
     def data(self, result, view, step):
-        paths = []
-        for loss in LOSSES:
-            weights = drawn_or_gap(result, loss)
-            paths.append(
-                {
-                    "x": plottable(weights),
-                    "y": plottable(result.path_loss[loss]),
-                    "visible": shown(view, loss),
-                }
-            )
+        (low, high), _ = self._ranges(result)
+        margin = high - low
+
+        def framed(loss):
+            # Points far outside the fixed frame are left out: the browser cannot place an SVG
+            # marker 1e21 pixels away ("attribute transform: trailing garbage").
+            weights = plottable(result.histories[loss].weights)
+            losses = plottable(result.path_loss[loss])
+            with np.errstate(invalid="ignore"):
+                outside = (weights < low - margin) | (weights > high + margin)
+            weights[outside] = losses[outside] = np.nan
+            return weights, losses
+
+        paths = {loss: framed(loss) for loss in LOSSES}
         first = "sum" if shown(view, "sum") else "mean"
         w_star_loss = float(np.interp(result.w_star, result.landscape_w, result.landscape_loss))
-        weights = result.histories[first].weights.astype(np.float64)
-        here = _at(weights, step) and _at(result.path_loss[first], step)
+        here_w, here_loss = (_at(values, step) for values in paths[first])
+        here = bool(here_w and here_loss)
         return [
             {"x": result.landscape_w, "y": plottable(result.landscape_loss)},
-            *paths,
+            *({"x": w, "y": v, "visible": shown(view, loss)} for loss, (w, v) in paths.items()),
             {"x": [result.w_star] if np.isfinite(result.w_star) else [], "y": [w_star_loss]},
-            {
-                "x": _at(weights, step) if here else [],
-                "y": _at(result.path_loss[first], step) if here else [],
-            },
+            {"x": here_w if here else [], "y": here_loss if here else []},
         ]
 
 
@@ -278,8 +282,8 @@ class SumVsMean(Chart):
         s = result.settings
         steps = np.arange(s.N + 1)
         return [
-            {"x": steps, "y": plottable(drawn_or_gap(result, "sum"))},
-            {"x": steps, "y": plottable(drawn_or_gap(result, "mean"))},
+            {"x": steps, "y": plottable(result.histories["sum"].weights)},
+            {"x": steps, "y": plottable(result.histories["mean"].weights)},
             {"x": [0, s.N], "y": [result.w_star, result.w_star]},
         ]
 
@@ -337,4 +341,4 @@ CHARTS = {
     chart.name: chart for chart in (Trajectory(), LossPerStep(), Landscape(), SumVsMean(), Divergence())
 }
 
-__all__ = ["CHARTS", "COLORS", "Chart", "drawn_weights", "plottable", "shown"]
+__all__ = ["CHARTS", "COLORS", "Chart", "plottable", "shown"]

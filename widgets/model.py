@@ -32,8 +32,9 @@ class Result(NamedTuple):
     path_loss: dict  # loss -> average loss at each weight of that run, (N+1,)
 
 
-def drawn_weights(history: core.History) -> np.ndarray:
-    """The weights worth drawing: up to and including the first one past the divergence limit."""
+def _framed_weights(history: core.History) -> np.ndarray:
+    """The weights the landscape frames: up to and including the first one past the divergence
+    limit (later ones of a diverging run would stretch the frame over many orders of magnitude)."""
     weights = history.weights.astype(np.float64)
     if history.diverged_at is not None:
         weights = weights[: history.diverged_at + 2]
@@ -79,8 +80,8 @@ class Model:
         histories = {loss: self.engine.run(s.w0, s.lr, data.batches, loss=loss) for loss in LOSSES}
         factors = {loss: core.step_factors(s.lr, data.moments, loss=loss) for loss in LOSSES}
         regimes = {loss: core.regime(s.lr, data.moments, loss=loss) for loss in LOSSES}
-        # The landscape spans every drawn weight of both runs and w*, with a margin.
-        span = np.concatenate([drawn_weights(h) for h in histories.values()] + [[data.w_star, s.w0]])
+        # The landscape frames both runs (up to divergence) and w*, with a margin.
+        span = np.concatenate([_framed_weights(h) for h in histories.values()] + [[data.w_star, s.w0]])
         span = span[np.isfinite(span)]
         low, high = float(span.min()), float(span.max())
         margin = max(0.1 * (high - low), 0.5)
