@@ -19,3 +19,17 @@ def reference_history(w, lr, x_batches, y_batches, loss="sum"):
         losses.append(batch_loss)
         grads.append(grad)
     return np.array(weights), np.array(losses), np.array(grads)
+
+
+def batches_for(settings):
+    """The explorer's data for a widgets Settings, straight from core.make_batches."""
+    import core
+
+    return core.make_batches(
+        settings.N,
+        settings.B,
+        seed=settings.seed,
+        kind=settings.kind,
+        true_w=settings.true_w,
+        noise=settings.noise,
+    )

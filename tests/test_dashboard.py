@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 import core
+from tests.reference import batches_for
 from widgets.settings import DEFAULTS, PRESETS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -150,14 +151,7 @@ def dashboard(browser, dashboard_url):
 
 
 def _expected_weights(settings):
-    x, y = core.make_batches(
-        settings.N,
-        settings.B,
-        seed=settings.seed,
-        kind=settings.kind,
-        true_w=settings.true_w,
-        noise=settings.noise,
-    )
+    x, y = batches_for(settings)
     return core.training_history(settings.w0, settings.lr, x, y).weights.astype(np.float64)
 
 

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import core
+from tests.reference import batches_for
 from widgets import DEFAULTS, PRESETS, Explorer
 from widgets.settings import RANGES
 
@@ -21,14 +22,7 @@ def explorer(shared_explorer):
 
 
 def _expected(settings, loss="sum"):
-    x, y = core.make_batches(
-        settings.N,
-        settings.B,
-        seed=settings.seed,
-        kind=settings.kind,
-        true_w=settings.true_w,
-        noise=settings.noise,
-    )
+    x, y = batches_for(settings)
     return x, y, core.training_history(settings.w0, settings.lr, x, y, loss=loss)
 
 

@@ -118,17 +118,23 @@ class Chart:
             figure.layout.update(self.layout_update(result, view))
 
 
+# w per step for each loss, and w* as a dashed line: the trajectory and sum-vs-mean charts.
+_WEIGHTS_AND_OPTIMUM = [
+    _line("sum", name="w, sum loss", hovertemplate="step %{x}<br>w = %{y:.6g}<extra>sum</extra>"),
+    _line("mean", name="w, mean loss", hovertemplate="step %{x}<br>w = %{y:.6g}<extra>mean</extra>"),
+    {
+        "mode": "lines",
+        "name": "w* (least squares)",
+        "line": {"color": COLORS["optimum"], "dash": "dash"},
+        "hovertemplate": "w* = %{y:.6g}<extra></extra>",
+    },
+]
+
+
 class Trajectory(Chart):
     name = "trajectory"
     styles = [
-        _line("sum", name="w, sum loss", hovertemplate="step %{x}<br>w = %{y:.6g}<extra>sum</extra>"),
-        _line("mean", name="w, mean loss", hovertemplate="step %{x}<br>w = %{y:.6g}<extra>mean</extra>"),
-        {
-            "mode": "lines",
-            "name": "w* (least squares)",
-            "line": {"color": COLORS["optimum"], "dash": "dash"},
-            "hovertemplate": "w* = %{y:.6g}<extra></extra>",
-        },
+        *_WEIGHTS_AND_OPTIMUM,
         {**_DIVERGED_MARKER, "name": "diverged", "hovertemplate": "diverged: step %{x}<extra></extra>"},
         {**_STEP_MARKER, "hovertemplate": "step %{x}<br>w = %{y:.6g}<extra>current</extra>"},
     ]
@@ -257,16 +263,7 @@ class Landscape(Chart):
 
 class SumVsMean(Chart):
     name = "sum_vs_mean"
-    styles = [
-        _line("sum", name="w, sum loss", hovertemplate="step %{x}<br>w = %{y:.6g}<extra>sum</extra>"),
-        _line("mean", name="w, mean loss", hovertemplate="step %{x}<br>w = %{y:.6g}<extra>mean</extra>"),
-        {
-            "mode": "lines",
-            "name": "w*",
-            "line": {"color": COLORS["optimum"], "dash": "dash"},
-            "hovertemplate": "w* = %{y:.6g}<extra></extra>",
-        },
-    ]
+    styles = _WEIGHTS_AND_OPTIMUM
 
     def layout(self, result, view):
         s = result.settings
