@@ -153,6 +153,8 @@ def test_playback_moves_the_highlight_on_every_chart(explorer):
     assert explorer.figures["loss"].data[-1].x == (3,)
     assert explorer.figures["landscape"].data[-1].x == (float(weights[3]),)
     assert explorer.figures["divergence"].data[-1].x == (3,)
+    mean_weights = explorer.result.histories["mean"].weights
+    assert explorer.figures["sum_vs_mean"].data[-1].y == (float(weights[3]), float(mean_weights[3]))
     explorer.inputs["N"].value = 5  # a new N puts the playback at its end
     assert explorer.step == 5 and explorer.play.max == 5
 

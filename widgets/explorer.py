@@ -248,9 +248,9 @@ class Explorer:
 
     def _on_step(self, change) -> None:
         self.step = min(max(int(change["new"]), 0), self.settings.N)
-        for name in ("trajectory", "loss", "landscape", "divergence"):
-            chart, figure = CHARTS[name], self.figures[name]
-            fields = chart.data(self.result, self.settings.loss, self.step)[-1]
+        for name, chart in CHARTS.items():
+            figure = self.figures[name]
+            fields = chart.data(self.result, self.settings.loss, self.step)[-1]  # the step marker
             with figure.batch_update():
                 figure.data[-1].update(fields)
         self.step_info.value = self._step_text()

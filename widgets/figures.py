@@ -89,7 +89,8 @@ def _layout(title: str, x_title: str, y_title: str, y_type: str = "linear", **ex
 
 
 class Chart:
-    """A chart: its name, trace styles, layout, and the data of every trace."""
+    """A chart: its name, trace styles, layout, and the data of every trace. The last trace is the
+    current-step marker, which playback updates alone."""
 
     name = ""
     styles: list[dict] = []
@@ -263,7 +264,10 @@ class Landscape(Chart):
 
 class SumVsMean(Chart):
     name = "sum_vs_mean"
-    styles = _WEIGHTS_AND_OPTIMUM
+    styles = [
+        *_WEIGHTS_AND_OPTIMUM,
+        {**_STEP_MARKER, "hovertemplate": "step %{x}<br>w = %{y:.6g}<extra>current</extra>"},
+    ]
 
     def layout(self, result, view):
         s = result.settings
@@ -278,10 +282,12 @@ class SumVsMean(Chart):
     def data(self, result, view, step):
         s = result.settings
         steps = np.arange(s.N + 1)
+        here = [_at(result.histories[loss].weights, step) for loss in LOSSES]
         return [
             {"x": steps, "y": plottable(result.histories["sum"].weights)},
             {"x": steps, "y": plottable(result.histories["mean"].weights)},
             {"x": [0, s.N], "y": [result.w_star, result.w_star]},
+            {"x": [step] * sum(len(h) for h in here), "y": sum(here, [])},
         ]
 
 
@@ -304,7 +310,7 @@ class Divergence(Chart):
             "mode": "lines",
             "name": "1: the error neither grows nor shrinks",
             "line": {"color": COLORS["diverged"], "dash": "dot"},
-            "hoverinfo": "skip",
+            "hovertemplate": "|factor| = 1<extra></extra>",
         },
         {**_STEP_MARKER, "hovertemplate": "step %{x}<br>|factor| = %{y:.4g}<extra>current</extra>"},
     ]
