@@ -3,6 +3,7 @@ exactly what core computes into the figures, and bad values never break a chart.
 
 import numpy as np
 import pytest
+from traitlets import TraitError
 
 import core
 from tests.reference import batches_for
@@ -64,6 +65,8 @@ def _assert_matches_core(explorer):
     path_loss = core.average_loss(summed.weights, x, y)
     path_loss[np.isnan(framed)] = np.nan
     np.testing.assert_allclose(_drawn(landscape[1]), path_loss, rtol=1e-12)
+    assert landscape[3].x == (core.optimum(x, y),)
+    assert landscape[3].y == (float(core.average_loss(core.optimum(x, y), x, y)),)
     np.testing.assert_allclose(
         _drawn(landscape[0]), core.average_loss(np.asarray(landscape[0].x), x, y), rtol=1e-12
     )
@@ -179,11 +182,28 @@ def test_widget_protocol_values_are_validated(explorer):
     explorer.inputs["lr"].value = float("nan")
     assert explorer.settings.lr == DEFAULTS.lr and explorer.inputs["lr"].value == DEFAULTS.lr
     assert "lr" in explorer.notice.value
-    explorer.inputs["N"].max = 10**6  # a visitor can change a slider's bounds too
-    explorer.inputs["N"].value = 5000
-    assert explorer.settings.N == RANGES["N"][1]
-    assert "outside" in explorer.notice.value
-    explorer.inputs["N"].max = RANGES["N"][1]
+    explorer.inputs["w0"].value = float("inf")  # the slider clamps this one itself
+    assert explorer.settings.w0 == RANGES["w0"][1] == explorer.inputs["w0"].value
+
+
+def test_visitors_cannot_move_the_bounds(explorer):
+    # A visitor can send any trait over the widget protocol, bounds included (found in review:
+    # N.max = 5 made the Smooth preset land on N = 5; lr.base = 0 made presets raise).
+    explorer.inputs["N"].max = 5
+    explorer.inputs["lr"].base = 0.0
+    explorer.inputs["B"].min = -5
+    with pytest.raises(TraitError):  # min is back at 1, so this is refused (the protocol logs it)
+        explorer.inputs["B"].max = 0
+    explorer.inputs["loss"].options = ["sum"]
+    explorer.play.max = 3
+    assert explorer.inputs["N"].max == RANGES["N"][1] and explorer.inputs["lr"].base == 10
+    assert (explorer.inputs["B"].min, explorer.inputs["B"].max) == RANGES["B"]
+    assert explorer.inputs["loss"].options == ("sum", "mean", "both")
+    assert explorer.play.max == explorer.settings.N
+    explorer.presets["smooth"].click()
+    assert explorer.settings == PRESETS["smooth"][1]
+    explorer.inputs["N"].value = 5000  # clamped by the restored bound
+    assert explorer.settings.N == RANGES["N"][1] and explorer.play.max == RANGES["N"][1]
 
 
 def test_url_state_and_share_link(monkeypatch):

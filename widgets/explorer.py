@@ -8,6 +8,7 @@ loss is shown) or a playback step reuses the last result.
 from __future__ import annotations
 
 import html
+import math
 import os
 from urllib.parse import urlsplit, urlunsplit
 
@@ -21,7 +22,7 @@ REGIME_WORDS = {
     "stalled": "not moving (lr = 0 or every x is 0)",
     "monotone": "converging monotonically",
     "oscillating": "oscillating, converging",
-    "two-cycle": "a steady two-cycle: bouncing between two values",
+    "two-cycle": "a steady two-cycle, bouncing between two values",
     "diverging": "diverging",
 }
 
@@ -45,8 +46,10 @@ def _labelled(widget, tooltip: str):
 
 
 def _controls() -> dict:
-    """One widget per Settings field, named as the field, each labelled in the seed's names."""
-    lr_low, lr_high = RANGES["lr"]
+    """One widget per Settings field, named as the field, each labelled in the seed's names.
+    Bounds come from RANGES, the single source that `sanitize` also enforces."""
+    (lr_low, lr_high), (w0_low, w0_high) = RANGES["lr"], RANGES["w0"]
+    (true_low, true_high), (noise_low, noise_high) = RANGES["true_w"], RANGES["noise"]
     return {
         "lr": _labelled(
             # No step: a stepped log slider would snap 0.25 to 10**-0.6 = 0.2512 and break the
@@ -54,8 +57,8 @@ def _controls() -> dict:
             ipw.FloatLogSlider(
                 value=DEFAULTS.lr,
                 base=10,
-                min=-4,
-                max=1,
+                min=math.log10(lr_low),
+                max=math.log10(lr_high),
                 step=None,
                 description="lr",
                 readout_format=".4g",
@@ -63,24 +66,31 @@ def _controls() -> dict:
             f"learning rate, {lr_low:g} to {lr_high:g} (log scale)",
         ),
         "N": _labelled(
-            ipw.IntSlider(value=DEFAULTS.N, min=1, max=RANGES["N"][1], description="N"), "steps: batches"
+            ipw.IntSlider(value=DEFAULTS.N, min=RANGES["N"][0], max=RANGES["N"][1], description="N"),
+            "steps: batches",
         ),
         "B": _labelled(
-            ipw.IntSlider(value=DEFAULTS.B, min=1, max=RANGES["B"][1], description="B"), "batch size"
+            ipw.IntSlider(value=DEFAULTS.B, min=RANGES["B"][0], max=RANGES["B"][1], description="B"),
+            "batch size",
         ),
         "loss": _labelled(
             ipw.ToggleButtons(options=list(CHOICES["loss"]), value=DEFAULTS.loss, description="loss"),
             "sum((w*x - y)**2) as in seed 000, its mean over the batch, or both overlaid",
         ),
         "w0": _labelled(
-            ipw.FloatSlider(value=DEFAULTS.w0, min=-10, max=10, step=0.1, description="w0"), "initial weight"
+            ipw.FloatSlider(value=DEFAULTS.w0, min=w0_low, max=w0_high, step=0.1, description="w0"),
+            "initial weight",
         ),
         "true_w": _labelled(
-            ipw.FloatSlider(value=DEFAULTS.true_w, min=-5, max=5, step=0.1, description="true w"),
+            ipw.FloatSlider(
+                value=DEFAULTS.true_w, min=true_low, max=true_high, step=0.1, description="true w"
+            ),
             "the slope the data follow: y = true_w * x + noise",
         ),
         "noise": _labelled(
-            ipw.FloatSlider(value=DEFAULTS.noise, min=0, max=2, step=0.05, description="noise"),
+            ipw.FloatSlider(
+                value=DEFAULTS.noise, min=noise_low, max=noise_high, step=0.05, description="noise"
+            ),
             "standard deviation of the noise added to y",
         ),
         "kind": _labelled(
@@ -90,7 +100,7 @@ def _controls() -> dict:
         "seed": _labelled(
             ipw.BoundedIntText(
                 value=DEFAULTS.seed,
-                min=0,
+                min=RANGES["seed"][0],
                 max=RANGES["seed"][1],
                 description="seed",
                 layout={"width": "12em"},
@@ -98,6 +108,21 @@ def _controls() -> dict:
             "data seed",
         ),
     }
+
+
+# Traits a visitor could change over the widget protocol that must stay as the kernel set them.
+_PINNED = ("min", "max", "base", "step", "options")
+
+
+def _pin(widget, fixed: dict) -> None:
+    """Put any of `fixed`'s traits back when a visitor changes them. `fixed` is read at each change,
+    so the kernel may update it (the playback range follows N)."""
+
+    def restore(change):
+        if change["new"] != fixed[change["name"]]:
+            setattr(change["owner"], change["name"], fixed[change["name"]])
+
+    widget.observe(restore, names=list(fixed))
 
 
 class Explorer:
@@ -138,6 +163,12 @@ class Explorer:
         self._show_texts(list(notices) + problems)
         self.controls = self._control_panel()
         self.app = ipw.VBox([self.controls, self.show(*self.figures)])
+
+        for widget in self.inputs.values():
+            _pin(widget, {name: getattr(widget, name) for name in _PINNED if widget.has_trait(name)})
+        self._step_range = {"min": 0, "max": settings.N}
+        _pin(self.play, self._step_range)
+        _pin(self.step_slider, self._step_range)
 
         self._busy = False
         for name, widget in self.inputs.items():
@@ -209,7 +240,11 @@ class Explorer:
         self._on_input()
 
     def _read(self) -> tuple[Settings, list[str]]:
-        """The controls' values, validated: a visitor can send any value over the widget protocol."""
+        """The controls' values, validated: a visitor can send any value over the widget protocol.
+
+        Values that needed fixing are written back with a notice. Floats rounded to 6 significant
+        digits are not: the browser would echo 10**log10(v) again, and the two would ping-pong.
+        """
         settings, notices = sanitize({name: widget.value for name, widget in self.inputs.items()})
         if notices:
             self._busy = True
@@ -247,6 +282,8 @@ class Explorer:
         self._show_texts(notices)
 
     def _on_step(self, change) -> None:
+        if self._busy:
+            return  # a new result is being drawn, marker included
         self.step = min(max(int(change["new"]), 0), self.settings.N)
         for name, chart in CHARTS.items():
             figure = self.figures[name]
@@ -264,6 +301,7 @@ class Explorer:
         self._busy = True
         try:
             self.play.playing = False
+            self._step_range["max"] = n
             self.play.max = self.step_slider.max = n
             self.play.value = n
         finally:

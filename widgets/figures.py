@@ -11,15 +11,19 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from widgets.model import Result
+from widgets.model import LOSSES, Result
 
 # Okabe-Ito: distinguishable with every common colour-vision deficiency.
 COLORS = {"sum": "#0072B2", "mean": "#E69F00", "optimum": "#009E73", "diverged": "#D55E00", "step": "#000000"}
-LOSSES = ("sum", "mean")
 
 
 def shown(view: str, loss: str) -> bool:
     return view in (loss, "both")
+
+
+def _first_shown(view: str) -> str:
+    """The loss whose current step is marked: the sum when it is shown."""
+    return "sum" if shown(view, "sum") else "mean"
 
 
 def plottable(values, *, positive: bool = False) -> np.ndarray:
@@ -41,14 +45,14 @@ def _at(values, index):
     return []
 
 
-def _diverged_marker(result: Result, loss: str, y_values) -> dict:
-    """The first weight past the limit, marked where it can be drawn."""
-    k = result.histories[loss].diverged_at
+def _diverged_point(history, drawn: np.ndarray):
+    """(step, value) of the first weight past the divergence limit, or of the last finite one
+    before it; None when the run did not diverge or nothing there can be drawn."""
+    k = history.diverged_at
     if k is None:
-        return {"x": [], "y": []}
-    drawn = np.asarray(y_values, dtype=np.float64)
+        return None
     index = k + 1 if k + 1 < len(drawn) and np.isfinite(drawn[k + 1]) else k
-    return {"x": [index], "y": _at(drawn, index)}
+    return (index, float(drawn[index])) if np.isfinite(drawn[index]) else None
 
 
 def _line(loss, **extra):
@@ -145,16 +149,19 @@ class Trajectory(Chart):
 
     def data(self, result, view, step):
         s = result.settings
-        weights = {loss: result.histories[loss].weights for loss in LOSSES}
         steps = np.arange(s.N + 1)
-        first = "sum" if shown(view, "sum") else "mean"
-        diverged = [_diverged_marker(result, loss, weights[loss]) for loss in LOSSES if shown(view, loss)]
+        drawn = {loss: plottable(result.histories[loss].weights) for loss in LOSSES}
+        points = [
+            _diverged_point(result.histories[loss], drawn[loss]) for loss in LOSSES if shown(view, loss)
+        ]
+        points = [p for p in points if p is not None]
+        here = _at(drawn[_first_shown(view)], step)
         return [
-            {"x": steps, "y": plottable(result.histories["sum"].weights), "visible": shown(view, "sum")},
-            {"x": steps, "y": plottable(result.histories["mean"].weights), "visible": shown(view, "mean")},
+            {"x": steps, "y": drawn["sum"], "visible": shown(view, "sum")},
+            {"x": steps, "y": drawn["mean"], "visible": shown(view, "mean")},
             {"x": [0, s.N], "y": [result.w_star, result.w_star]},
-            {"x": sum((d["x"] for d in diverged), []), "y": sum((d["y"] for d in diverged), [])},
-            {"x": [step] if _at(weights[first], step) else [], "y": _at(weights[first], step)},
+            {"x": [k for k, _ in points], "y": [v for _, v in points]},
+            {"x": [step] if here else [], "y": here},
         ]
 
 
@@ -177,22 +184,19 @@ class LossPerStep(Chart):
         return layout
 
     def data(self, result, view, step):
-        losses = {loss: result.histories[loss].losses for loss in LOSSES}
-        first = "sum" if shown(view, "sum") else "mean"
         steps = np.arange(result.settings.N)
+        drawn = {loss: plottable(result.histories[loss].losses, positive=True) for loss in LOSSES}
         marks = []
         for loss in LOSSES:
             k = result.histories[loss].diverged_at
-            if shown(view, loss) and k is not None and _at(losses[loss], k) and losses[loss][k] > 0:
-                marks.append((k, float(losses[loss][k])))
+            if shown(view, loss) and k is not None and _at(drawn[loss], k):
+                marks.append((k, float(drawn[loss][k])))
+        here = _at(drawn[_first_shown(view)], step)
         return [
-            {"x": steps, "y": plottable(losses["sum"], positive=True), "visible": shown(view, "sum")},
-            {"x": steps, "y": plottable(losses["mean"], positive=True), "visible": shown(view, "mean")},
+            {"x": steps, "y": drawn["sum"], "visible": shown(view, "sum")},
+            {"x": steps, "y": drawn["mean"], "visible": shown(view, "mean")},
             {"x": [k for k, _ in marks], "y": [v for _, v in marks]},
-            {
-                "x": [step] if _at(losses[first], step) and losses[first][step] > 0 else [],
-                "y": _at(losses[first], step) if _at(losses[first], step) and losses[first][step] > 0 else [],
-            },
+            {"x": [step] if here else [], "y": here},
         ]
 
 
@@ -250,14 +254,13 @@ class Landscape(Chart):
             return weights, losses
 
         paths = {loss: framed(loss) for loss in LOSSES}
-        first = "sum" if shown(view, "sum") else "mean"
-        w_star_loss = float(np.interp(result.w_star, result.landscape_w, result.landscape_loss))
+        first = _first_shown(view)
         here_w, here_loss = (_at(values, step) for values in paths[first])
         here = bool(here_w and here_loss)
         return [
             {"x": result.landscape_w, "y": plottable(result.landscape_loss)},
             *({"x": w, "y": v, "visible": shown(view, loss)} for loss, (w, v) in paths.items()),
-            {"x": [result.w_star] if np.isfinite(result.w_star) else [], "y": [w_star_loss]},
+            {"x": [result.w_star] if np.isfinite(result.w_star) else [], "y": [result.w_star_loss]},
             {"x": here_w if here else [], "y": here_loss if here else []},
         ]
 
@@ -331,7 +334,7 @@ class Divergence(Chart):
         s = result.settings
         steps = np.arange(s.N)
         magnitude = {loss: np.abs(result.factors[loss]) for loss in LOSSES}
-        first = "sum" if shown(view, "sum") else "mean"
+        first = _first_shown(view)
         return [
             {"x": steps, "y": plottable(magnitude["sum"]), "visible": shown(view, "sum")},
             {"x": steps, "y": plottable(magnitude["mean"]), "visible": shown(view, "mean")},

@@ -29,6 +29,7 @@ class Result(NamedTuple):
     regimes: dict  # loss -> str, core.regime
     landscape_w: np.ndarray  # (LANDSCAPE_POINTS,)
     landscape_loss: np.ndarray  # average loss per example over all N*B examples
+    w_star_loss: float  # the average loss at w*, the bottom of the landscape
     path_loss: dict  # loss -> average loss at each weight of that run, (N+1,)
 
 
@@ -97,5 +98,6 @@ class Model:
             regimes,
             landscape_w,
             landscape_loss,
+            float(core.average_loss(data.w_star, data.moments)),
             path_loss,
         )

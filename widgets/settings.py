@@ -70,9 +70,11 @@ PRESETS = {
 _SHOWN = 40  # characters of a bad value quoted back in a notice
 
 
-def _quote(text) -> str:
-    text = str(text)
-    return repr(text if len(text) <= _SHOWN else text[:_SHOWN] + "...")
+def _quote(value) -> str:
+    """A value as the visitor gave it, shortened: strings quoted, numbers as numbers."""
+    text = value if isinstance(value, str) else repr(value)
+    text = text if len(text) <= _SHOWN else text[:_SHOWN] + "..."
+    return repr(text) if isinstance(value, str) else text
 
 
 def _number(name: str, raw, notices: list[str]):
