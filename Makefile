@@ -17,7 +17,8 @@ run: $(VENV)/.installed-run
 test: $(VENV)/.installed-test chromium
 	$(BIN)/python -m pytest
 
-# The same notebook in JupyterLab (Notebook 7 works too: `$(BIN)/pip install notebook`).
+# The same notebook in JupyterLab. (Notebook 7.6 runs it too, checked by hand; install it in another
+# environment: its lab extension in this one makes Voila's page log a module-federation error.)
 lab: $(VENV)/.installed-lab
 	$(BIN)/jupyter lab app.ipynb --no-browser --port=$(LAB_PORT) --ServerApp.ip=$(HOST) \
 	  $(if $(filter 0,$(shell id -u)),--allow-root)
