@@ -1,7 +1,8 @@
 """What the charts show, computed by `core` for one `Settings`; no UI here.
 
-`Model.compute` caches what depends only on the data (draws, padded batches, w*, critical learning
-rates), so moving lr or w0 only reruns the compiled engine.
+`Model.compute` caches what depends only on the data (draws, padded batches, moments, w*, critical
+learning rates), so moving lr or w0 reruns only the compiled engine and the closed forms over the
+cached moments.
 """
 
 from __future__ import annotations
