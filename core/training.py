@@ -202,7 +202,7 @@ def _batch_moments(x, y, b):
     """sum(x*y) and sum(x*x) over the first b examples, in at least float32."""
     wide = _wide(x.dtype)
     valid = lax.iota(jnp.int32, x.shape[-1]) < b
-    x, y = (jnp.where(valid, a.astype(wide), jnp.zeros((), wide)) for a in (x, y))
+    x, y = x.astype(wide), y.astype(wide)
     return _pairwise_sum(_rounded(x * y, valid)), _pairwise_sum(_rounded(x * x, valid))
 
 
@@ -292,8 +292,8 @@ def training_history(w, lr, x_batches, y_batches, *, loss="sum") -> History:
     Returns:
       A `History` of NumPy arrays in the carry dtype. With loss="sum", `weights[-1]` is
       `scan_training_step(w, lr, x_batches, y_batches)` (bit for bit in stable runs; see the module
-      docstring for diverging ones). Divergence is data, not an
-      error: nothing raises or warns, `diverged_at` says where.
+      docstring for diverging ones). Divergence is data, not an error: nothing raises or warns,
+      `diverged_at` says where.
 
     This is a host function (it returns NumPy arrays and a Python int); inside `jax.jit` use
     `scan_training_step`. Every (N, B) shape is its own compilation; `HistoryEngine` serves all

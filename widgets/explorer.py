@@ -7,6 +7,7 @@ loss is shown) or a playback step reuses the last result.
 
 from __future__ import annotations
 
+import contextlib
 import html
 import math
 import os
@@ -126,8 +127,8 @@ def _pin(widget, fixed: dict) -> None:
 
 
 class Explorer:
-    """The explorer's state and widgets. `controls` is the sticky control panel, `figures` the
-    FigureWidgets by chart name, `app` everything in one widget."""
+    """The explorer's state and widgets: `controls` is the sticky control panel, `figures` the
+    FigureWidgets by chart name, and `show(...)` lays charts side by side."""
 
     def __init__(self, settings: Settings = DEFAULTS, *, notices=(), base_url: str = ""):
         settings, problems = sanitize(settings._asdict())
@@ -162,7 +163,6 @@ class Explorer:
         }
         self._show_texts(list(notices) + problems)
         self.controls = self._control_panel()
-        self.app = ipw.VBox([self.controls, self.show(*self.figures)])
 
         for widget in self.inputs.values():
             _pin(widget, {name: getattr(widget, name) for name in _PINNED if widget.has_trait(name)})
@@ -229,14 +229,20 @@ class Explorer:
     def settings(self) -> Settings:
         return self.result.settings
 
-    def apply(self, settings: Settings) -> None:
-        """Set every control at once (a preset, a test) and recompute once."""
+    @contextlib.contextmanager
+    def _quietly(self):
+        """Set widgets without their callbacks reacting to each change."""
         self._busy = True
         try:
-            for name, widget in self.inputs.items():
-                widget.value = getattr(settings, name)
+            yield
         finally:
             self._busy = False
+
+    def apply(self, settings: Settings) -> None:
+        """Set every control at once (a preset, a test) and recompute once."""
+        with self._quietly():
+            for name, widget in self.inputs.items():
+                widget.value = getattr(settings, name)
         self._on_input()
 
     def _read(self) -> tuple[Settings, list[str]]:
@@ -247,13 +253,10 @@ class Explorer:
         """
         settings, notices = sanitize({name: widget.value for name, widget in self.inputs.items()})
         if notices:
-            self._busy = True
-            try:
+            with self._quietly():
                 for name, widget in self.inputs.items():
                     if widget.value != getattr(settings, name):
                         widget.value = getattr(settings, name)
-            finally:
-                self._busy = False
         return settings, notices
 
     # Callbacks --------------------------------------------------------------------------------
@@ -287,9 +290,8 @@ class Explorer:
         self.step = min(max(int(change["new"]), 0), self.settings.N)
         for name, chart in CHARTS.items():
             figure = self.figures[name]
-            fields = chart.data(self.result, self.settings.loss, self.step)[-1]  # the step marker
             with figure.batch_update():
-                figure.data[-1].update(fields)
+                figure.data[-1].update(chart.marker(self.result, self.settings.loss, self.step))
         self.step_info.value = self._step_text()
 
     def _move_step(self, step: int) -> None:
@@ -298,14 +300,11 @@ class Explorer:
 
     def _set_step_range(self, n: int) -> None:
         self.step = n
-        self._busy = True
-        try:
+        with self._quietly():
             self.play.playing = False
             self._step_range["max"] = n
             self.play.max = self.step_slider.max = n
             self.play.value = n
-        finally:
-            self._busy = False
 
     def _render(self, view: str) -> None:
         for name, chart in CHARTS.items():
@@ -361,8 +360,3 @@ class Explorer:
                 f"{s.lr:.4g}·({g:.6g}) = {new:.6g}"
             )
         return "<br>".join(lines)
-
-
-def build_app() -> ipw.VBox:
-    """The whole explorer in one widget, in the state the URL asks for."""
-    return Explorer.from_environment().app

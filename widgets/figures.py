@@ -1,7 +1,8 @@
 """The explorer's five Plotly charts.
 
-Each chart is a list of trace styles (fixed) and a `data` function giving every trace's changing
-fields for a result, a view (which loss is shown) and the current step. The same function builds
+Each chart is a list of trace styles (fixed), a `series` function giving the changing fields of
+every trace but the last for a result and a view (which loss is shown), and a `marker` function
+for the last trace, the current step, which playback updates alone. The same functions build
 the FigureWidget, with all data and layout in its constructor (Voila drops changes made while the
 notebook first runs, voila#1533), and updates it in place inside one `batch_update`.
 """
@@ -43,6 +44,11 @@ def _at(values, index):
     if 0 <= index < len(values) and np.isfinite(values[index]):
         return [float(values[index])]
     return []
+
+
+def _point(x, y) -> dict:
+    """A one-point trace at (x, y[0]), or an empty one when y is empty."""
+    return {"x": [x] if y else [], "y": y}
 
 
 def _diverged_point(history, drawn: np.ndarray):
@@ -93,8 +99,7 @@ def _layout(title: str, x_title: str, y_title: str, y_type: str = "linear", **ex
 
 
 class Chart:
-    """A chart: its name, trace styles, layout, and the data of every trace. The last trace is the
-    current-step marker, which playback updates alone."""
+    """A chart: its name, trace styles, layout, and the data of every trace."""
 
     name = ""
     styles: list[dict] = []
@@ -102,8 +107,16 @@ class Chart:
     def layout(self, result: Result, view: str) -> dict:
         raise NotImplementedError
 
-    def data(self, result: Result, view: str, step: int) -> list[dict]:
+    def series(self, result: Result, view: str) -> list[dict]:
+        """Fields of every trace but the step marker."""
         raise NotImplementedError
+
+    def marker(self, result: Result, view: str, step: int) -> dict:
+        """Fields of the step marker, the last trace."""
+        raise NotImplementedError
+
+    def data(self, result: Result, view: str, step: int) -> list[dict]:
+        return [*self.series(result, view), self.marker(result, view, step)]
 
     def layout_update(self, result: Result, view: str) -> dict:
         """The layout properties that change with the result (the title, by default)."""
@@ -147,7 +160,7 @@ class Trajectory(Chart):
     def layout(self, result, view):
         return _layout("Trajectory: the carry w after each step", "step", "weight w")
 
-    def data(self, result, view, step):
+    def series(self, result, view):
         s = result.settings
         steps = np.arange(s.N + 1)
         drawn = {loss: plottable(result.histories[loss].weights) for loss in LOSSES}
@@ -155,14 +168,15 @@ class Trajectory(Chart):
             _diverged_point(result.histories[loss], drawn[loss]) for loss in LOSSES if shown(view, loss)
         ]
         points = [p for p in points if p is not None]
-        here = _at(drawn[_first_shown(view)], step)
         return [
             {"x": steps, "y": drawn["sum"], "visible": shown(view, "sum")},
             {"x": steps, "y": drawn["mean"], "visible": shown(view, "mean")},
             {"x": [0, s.N], "y": [result.w_star, result.w_star]},
             {"x": [k for k, _ in points], "y": [v for _, v in points]},
-            {"x": [step] if here else [], "y": here},
         ]
+
+    def marker(self, result, view, step):
+        return _point(step, _at(result.histories[_first_shown(view)].weights, step))
 
 
 class LossPerStep(Chart):
@@ -183,7 +197,7 @@ class LossPerStep(Chart):
         layout["yaxis"]["dtick"] = "D2"  # label 1, 2 and 5 in each decade, not every digit
         return layout
 
-    def data(self, result, view, step):
+    def series(self, result, view):
         steps = np.arange(result.settings.N)
         drawn = {loss: plottable(result.histories[loss].losses, positive=True) for loss in LOSSES}
         marks = []
@@ -191,13 +205,15 @@ class LossPerStep(Chart):
             k = result.histories[loss].diverged_at
             if shown(view, loss) and k is not None and _at(drawn[loss], k):
                 marks.append((k, float(drawn[loss][k])))
-        here = _at(drawn[_first_shown(view)], step)
         return [
             {"x": steps, "y": drawn["sum"], "visible": shown(view, "sum")},
             {"x": steps, "y": drawn["mean"], "visible": shown(view, "mean")},
             {"x": [k for k, _ in marks], "y": [v for _, v in marks]},
-            {"x": [step] if here else [], "y": here},
         ]
+
+    def marker(self, result, view, step):
+        here = _at(result.histories[_first_shown(view)].losses, step)
+        return _point(step, here if here and here[0] > 0 else [])  # a log axis has no place for 0
 
 
 class Landscape(Chart):
@@ -239,30 +255,30 @@ class Landscape(Chart):
         top = float(np.max(result.landscape_loss))
         return [float(result.landscape_w[0]), float(result.landscape_w[-1])], [0.0, 1.05 * top]
 
-    def data(self, result, view, step):
+    def _path(self, result, loss, index=slice(None)):
+        """The run's (weights, losses) on the landscape, NaN where they cannot be drawn. Points far
+        outside the fixed frame are left out: the browser cannot place an SVG marker 1e21 pixels
+        away ("attribute transform: trailing garbage")."""
         (low, high), _ = self._ranges(result)
-        margin = high - low
+        weights = plottable(result.histories[loss].weights[index])
+        losses = plottable(result.path_loss[loss][index])
+        with np.errstate(invalid="ignore"):
+            outside = (weights < 2 * low - high) | (weights > 2 * high - low)
+        weights[outside] = losses[outside] = np.nan
+        return weights, losses
 
-        def framed(loss):
-            # Points far outside the fixed frame are left out: the browser cannot place an SVG
-            # marker 1e21 pixels away ("attribute transform: trailing garbage").
-            weights = plottable(result.histories[loss].weights)
-            losses = plottable(result.path_loss[loss])
-            with np.errstate(invalid="ignore"):
-                outside = (weights < low - margin) | (weights > high + margin)
-            weights[outside] = losses[outside] = np.nan
-            return weights, losses
-
-        paths = {loss: framed(loss) for loss in LOSSES}
-        first = _first_shown(view)
-        here_w, here_loss = (_at(values, step) for values in paths[first])
-        here = bool(here_w and here_loss)
+    def series(self, result, view):
+        paths = {loss: self._path(result, loss) for loss in LOSSES}
         return [
             {"x": result.landscape_w, "y": plottable(result.landscape_loss)},
             *({"x": w, "y": v, "visible": shown(view, loss)} for loss, (w, v) in paths.items()),
             {"x": [result.w_star] if np.isfinite(result.w_star) else [], "y": [result.w_star_loss]},
-            {"x": here_w if here else [], "y": here_loss if here else []},
         ]
+
+    def marker(self, result, view, step):
+        weights, losses = self._path(result, _first_shown(view), slice(step, step + 1))
+        here = bool(_at(weights, 0) and _at(losses, 0))
+        return {"x": _at(weights, 0) if here else [], "y": _at(losses, 0) if here else []}
 
 
 class SumVsMean(Chart):
@@ -282,16 +298,18 @@ class SumVsMean(Chart):
         )
         return _layout(title, "step", "weight w", margin={"l": 60, "r": 20, "t": 75, "b": 45})
 
-    def data(self, result, view, step):
+    def series(self, result, view):
         s = result.settings
         steps = np.arange(s.N + 1)
-        here = [_at(result.histories[loss].weights, step) for loss in LOSSES]
         return [
             {"x": steps, "y": plottable(result.histories["sum"].weights)},
             {"x": steps, "y": plottable(result.histories["mean"].weights)},
             {"x": [0, s.N], "y": [result.w_star, result.w_star]},
-            {"x": [step] * sum(len(h) for h in here), "y": sum(here, [])},
         ]
+
+    def marker(self, result, view, step):
+        here = [_at(result.histories[loss].weights, step) for loss in LOSSES]  # both losses are drawn
+        return {"x": [step] * sum(len(h) for h in here), "y": sum(here, [])}
 
 
 class Divergence(Chart):
@@ -330,17 +348,17 @@ class Divergence(Chart):
             title, "step", "|1 − c·lr·S_k|", margin={"l": 60, "r": 20, "t": 75, "b": 45}, width=1200
         )
 
-    def data(self, result, view, step):
+    def series(self, result, view):
         s = result.settings
         steps = np.arange(s.N)
-        magnitude = {loss: np.abs(result.factors[loss]) for loss in LOSSES}
-        first = _first_shown(view)
         return [
-            {"x": steps, "y": plottable(magnitude["sum"]), "visible": shown(view, "sum")},
-            {"x": steps, "y": plottable(magnitude["mean"]), "visible": shown(view, "mean")},
+            {"x": steps, "y": plottable(np.abs(result.factors["sum"])), "visible": shown(view, "sum")},
+            {"x": steps, "y": plottable(np.abs(result.factors["mean"])), "visible": shown(view, "mean")},
             {"x": [-0.5, s.N - 0.5], "y": [1.0, 1.0]},
-            {"x": [step] if _at(magnitude[first], step) else [], "y": _at(magnitude[first], step)},
         ]
+
+    def marker(self, result, view, step):
+        return _point(step, _at(np.abs(result.factors[_first_shown(view)][step : step + 1]), 0))
 
 
 CHARTS = {
