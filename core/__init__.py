@@ -4,6 +4,7 @@ Pure JAX and NumPy; no UI imports and no module-level state.
 """
 
 from core.data import Draws, batches_from_draws, draw_batches, make_batches
+from core.stability import StabilityMap, stability_map
 from core.theory import REGIMES, Moments, average_loss, critical_lr, moments, optimum, regime, step_factors
 from core.training import (
     DIVERGENCE_RATIO,
@@ -24,6 +25,7 @@ __all__ = [
     "Moments",
     "HistoryEngine",
     "PaddedBatches",
+    "StabilityMap",
     "accumulated_gradient_step",
     "average_loss",
     "batches_from_draws",
@@ -35,6 +37,7 @@ __all__ = [
     "python_loop_training_step",
     "regime",
     "scan_training_step",
+    "stability_map",
     "step_factors",
     "training_history",
 ]
