@@ -11,7 +11,18 @@ export JAX_PLATFORMS ?= cpu
 
 .PHONY: run test lab lint lock clean chromium
 
+# Compiled XLA programs are kept on disk, so a new kernel loads the engine instead of compiling it
+# (not for `make test`, whose tests count compiles).
+JAX_CACHE := $(CURDIR)/.cache/jax
+run lab: export JAX_COMPILATION_CACHE_DIR ?= $(JAX_CACHE)
+run lab: export JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS ?= 0
+
 run: $(VENV)/.installed-run
+	@# Plotly's widget bundle, served once per browser instead of inside every chart's widget state
+	@# (widgets/figures.py: figure_widget); voila.json allows exactly this file.
+	@mkdir -p .cache/static && $(BIN)/python -c 'import pathlib, plotly, shutil; \
+	  shutil.copyfile(pathlib.Path(plotly.__file__).parent / "package_data/widgetbundle.js", \
+	  f".cache/static/plotly-widget-{plotly.__version__}.js")'
 	$(BIN)/voila app.ipynb --no-browser --port=$(PORT) --Voila.ip=$(HOST)
 
 test: $(VENV)/.installed-test chromium

@@ -21,6 +21,7 @@ import pytest
 
 import core
 from tests.reference import batches_for
+from widgets.model import MAP_BATCH_SIZES, MAP_LRS
 from widgets.settings import DEFAULTS, PRESETS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -96,7 +97,7 @@ class Dashboard:
         self.page.on("console", self._console)
         self.page.goto(url, timeout=60_000)
         self.page.wait_for_function(
-            "() => document.querySelectorAll('.js-plotly-plot').length >= 5", timeout=90_000, polling=200
+            "() => document.querySelectorAll('.js-plotly-plot').length >= 6", timeout=90_000, polling=200
         )
 
     def _console(self, message):
@@ -198,6 +199,29 @@ def test_typing_in_the_readouts(dashboard):
     readout.press("Enter")
     expected = _expected_weights(DEFAULTS._replace(N=40, B=3))
     dashboard.wait_for_trajectory(lambda now: np.allclose(now, expected, rtol=1e-6), "showed B = 3")
+
+
+def test_clicking_the_stability_map_sets_lr_and_b(dashboard):
+    column, row = 10, 20  # lr = 6.2e-4, B = 56: a stable run, drawn in full
+    lr, b = float(f"{MAP_LRS[column]:.6g}"), int(MAP_BATCH_SIZES[row])
+    chart = dashboard.page.locator(".js-plotly-plot").filter(has_text="Stability map")
+    chart.scroll_into_view_if_needed()
+    x, y = dashboard.page.evaluate(
+        """([x, y]) => {
+            const gd = [...document.querySelectorAll('.js-plotly-plot')]
+                .find(g => g.layout && g.layout.title && g.layout.title.text.startsWith('Stability map'));
+            const box = gd.getBoundingClientRect(), xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis;
+            return [box.left + xa._offset + xa.d2p(x), box.top + ya._offset + ya.d2p(y)];
+        }""",
+        [float(np.log10(MAP_LRS[column])), float(np.log2(MAP_BATCH_SIZES[row]))],
+    )
+    dashboard.page.mouse.click(x, y)
+    expected = _expected_weights(DEFAULTS._replace(lr=lr, B=b))
+    dashboard.wait_for_trajectory(
+        lambda now: now.shape == expected.shape and np.allclose(now, expected, rtol=1e-6, equal_nan=True),
+        f"showed the clicked cell lr = {lr}, B = {b}",
+    )
+    assert float(dashboard.slider("B").locator(".noUi-handle").get_attribute("aria-valuenow")) == b
 
 
 @pytest.mark.parametrize("preset", PRESETS)

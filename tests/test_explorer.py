@@ -1,6 +1,8 @@
 """The explorer without a browser: every control, preset, view change and playback step puts
 exactly what core computes into the figures, and bad values never break a chart."""
 
+import types
+
 import numpy as np
 import pytest
 from traitlets import TraitError
@@ -8,6 +10,7 @@ from traitlets import TraitError
 import core
 from tests.reference import batches_for
 from widgets import DEFAULTS, PRESETS, Explorer
+from widgets.model import LOSSES, MAP_BATCH_SIZES, MAP_LRS
 from widgets.settings import RANGES
 
 
@@ -234,4 +237,82 @@ def test_no_control_change_recompiles(explorer, count_compiles):
                     kind=str(rng.choice(["gaussian", "ones"])),
                 )
             )
+            explorer.stability.wait()  # the map's own compiled grid counts too
     assert compiles == []
+
+
+def _map_traces(explorer):
+    """{loss: (outcome, diverged, boundary, marker)} of the stability figure."""
+    data = explorer.stability.figure.data
+    return {loss: data[4 * i : 4 * i + 4] for i, loss in enumerate(LOSSES)}
+
+
+def _expected_map(settings):
+    x, y = batches_for(settings._replace(N=RANGES["N"][1], B=RANGES["B"][1]))
+    padded = core.HistoryEngine(RANGES["N"][1], RANGES["B"][1]).pad(x, y)
+    return core.stability_map(padded, MAP_LRS, MAP_BATCH_SIZES, w0=settings.w0, n=settings.N)
+
+
+def _assert_map_shows(explorer, settings):
+    expected = _expected_map(settings)
+    for loss, (outcome, diverged, boundary, marker) in _map_traces(explorer).items():
+        z = np.asarray(outcome.z, dtype=np.float64)
+        want = np.clip(expected.log10_error[loss], -6, 3)
+        np.testing.assert_array_equal(np.isnan(z), np.isnan(want))
+        np.testing.assert_allclose(z[~np.isnan(z)], want[~np.isnan(want)], rtol=1e-12)
+        np.testing.assert_array_equal(
+            ~np.isnan(np.asarray(diverged.z, dtype=np.float64)), expected.diverged[loss]
+        )
+        np.testing.assert_allclose(10 ** np.asarray(boundary.x), expected.critical_lr[loss], rtol=1e-9)
+        np.testing.assert_allclose(10 ** np.asarray(marker.x), [settings.lr], rtol=1e-12)
+        np.testing.assert_allclose(2 ** np.asarray(marker.y), [settings.B], rtol=1e-12)
+
+
+def test_stability_map_shows_what_core_computes(explorer):
+    settings = DEFAULTS._replace(N=120, w0=2.0, noise=0.5)
+    explorer.apply(settings)
+    explorer.stability.wait()
+    _assert_map_shows(explorer, settings)
+    assert "current" in explorer.stability.status.value
+    # Sum and mean differ, and both show diverged and converged cells on the default grid.
+    outcome = {loss: traces[0].z for loss, traces in _map_traces(explorer).items()}
+    assert not np.array_equal(np.asarray(outcome["sum"]), np.asarray(outcome["mean"]))
+    for _, diverged, _, _ in _map_traces(explorer).values():
+        drawn = ~np.isnan(np.asarray(diverged.z, dtype=np.float64))
+        assert drawn.any() and not drawn.all()
+
+
+def test_stability_map_lr_and_b_move_only_the_marker(explorer, monkeypatch):
+    explorer.apply(DEFAULTS._replace(N=80))
+    explorer.stability.wait()
+    calls = []
+    monkeypatch.setattr(core, "stability_map", lambda *a, **k: calls.append(a) or pytest.fail("recomputed"))
+    explorer.inputs["lr"].value = 0.003
+    explorer.inputs["B"].value = 37
+    explorer.inputs["loss"].value = "both"
+    explorer.stability.wait()
+    assert calls == []
+    monkeypatch.undo()
+    _assert_map_shows(explorer, explorer.settings)
+
+
+def test_stability_map_keeps_only_the_newest_request(explorer):
+    for w0 in (-3.0, 1.0, 4.0):
+        explorer.inputs["w0"].value = w0  # each queues a recompute; older ones are dropped
+    explorer.inputs["N"].value = 333
+    explorer.stability.wait()
+    assert "current" in explorer.stability.status.value and "N = 333" in explorer.stability.status.value
+    _assert_map_shows(explorer, explorer.settings)
+
+
+def test_stability_map_click_sets_lr_and_b(explorer):
+    panel = explorer.stability
+    points = types.SimpleNamespace(
+        xs=[float(np.log10(MAP_LRS[10]))], ys=[float(np.log2(MAP_BATCH_SIZES[20]))]
+    )
+    panel._clicked(panel.figure.data[0], points, None)
+    assert explorer.inputs["B"].value == MAP_BATCH_SIZES[20]
+    assert explorer.settings.B == MAP_BATCH_SIZES[20]
+    np.testing.assert_allclose(explorer.settings.lr, MAP_LRS[10], rtol=1e-5)  # 6 significant digits
+    panel._clicked(panel.figure.data[0], types.SimpleNamespace(xs=[], ys=[]), None)  # nothing picked
+    assert explorer.settings.B == MAP_BATCH_SIZES[20]

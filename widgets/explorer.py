@@ -14,10 +14,13 @@ import os
 from urllib.parse import urlsplit, urlunsplit
 
 import ipywidgets as ipw
+import plotly.graph_objects as go
 
-from widgets.figures import CHARTS, LOSSES, shown
+from widgets.figures import CHARTS, LOSSES, bundle_url, figure_widget, shown
 from widgets.model import Model, Result
 from widgets.settings import CHOICES, DEFAULTS, PRESETS, RANGES, Settings, from_query, sanitize, to_query
+from widgets.stability import CHART as STABILITY_CHART
+from widgets.stability import StabilityPanel
 
 REGIME_WORDS = {
     "stalled": "not moving (lr = 0 or every x is 0)",
@@ -126,13 +129,31 @@ def _pin(widget, fixed: dict) -> None:
     widget.observe(restore, names=list(fixed))
 
 
+def _wait_for_request() -> None:
+    """Block a preheated Voila kernel until a page claims it (returns at once anywhere else)."""
+    try:
+        from voila.utils import wait_for_request
+    except ImportError:  # JupyterLab without Voila: nothing to wait for
+        return
+    wait_for_request()
+
+
 class Explorer:
     """The explorer's state and widgets: `controls` is the sticky control panel, `figures` the
     FigureWidgets by chart name, and `show(...)` lays charts side by side."""
 
-    def __init__(self, settings: Settings = DEFAULTS, *, notices=(), base_url: str = ""):
+    def __init__(
+        self,
+        settings: Settings = DEFAULTS,
+        *,
+        notices=(),
+        base_url: str = "",
+        model: Model | None = None,
+        bundle_url: str | None = None,
+        background: bool = True,
+    ):
         settings, problems = sanitize(settings._asdict())
-        self.model = Model()
+        self.model = model if model is not None else Model()
         self.result: Result = self.model.compute(settings)
         self.base_url = base_url
         self.step = settings.N  # playback position: the weight after this many steps
@@ -159,8 +180,12 @@ class Explorer:
         self.share.style = {"description_width": "5.5em"}
 
         self.figures = {
-            name: chart.build(self.result, settings.loss, self.step) for name, chart in CHARTS.items()
+            name: chart.build(self.result, settings.loss, self.step, figure_widget(bundle_url))
+            for name, chart in CHARTS.items()
         }
+        self.stability = StabilityPanel(
+            self.model, settings, self._pick, figure_widget(bundle_url), background=background
+        )
         self._show_texts(list(notices) + problems)
         self.controls = self._control_panel()
 
@@ -181,11 +206,23 @@ class Explorer:
 
     @classmethod
     def from_environment(cls) -> Explorer:
-        """An explorer in the state the page's URL asks for (Voila passes it as QUERY_STRING)."""
+        """An explorer in the state the page's URL asks for (Voila passes it as QUERY_STRING).
+
+        The slow part, compiling the engine and drawing the default data, comes first. Under Voila's
+        preheated kernels (voila.json) the notebook runs that far before any visitor arrives, then
+        waits here for the request that brings the query string; only the widgets are built after.
+        """
+        model = Model()
+        result = model.compute(DEFAULTS)
+        for chart in CHARTS.values():  # loads Plotly's validators and template, not a widget
+            chart.build(result, DEFAULTS.loss, DEFAULTS.N, widget=go.Figure)
+        STABILITY_CHART.build(model.stability(DEFAULTS), DEFAULTS, widget=go.Figure)  # compiles the map
+        _wait_for_request()
         settings, notices = from_query(os.environ.get("QUERY_STRING", ""))
         url = os.environ.get("VOILA_REQUEST_URL", "")
         base = urlunsplit(urlsplit(url)._replace(query="", fragment="")) if url else ""
-        return cls(settings, notices=notices, base_url=base)
+        bundle = bundle_url(url, os.environ.get("VOILA_SERVER_URL", "/"))
+        return cls(settings, notices=notices, base_url=base, model=model, bundle_url=bundle)
 
     # Layout -----------------------------------------------------------------------------------
 
@@ -221,7 +258,8 @@ class Explorer:
 
     def show(self, *names: str) -> ipw.HBox:
         """The named charts side by side, wrapping on narrow screens."""
-        return ipw.HBox([self.figures[name] for name in names], layout={"flex_flow": "row wrap"})
+        views = {**self.figures, "stability": self.stability.widget}
+        return ipw.HBox([views[name] for name in names], layout={"flex_flow": "row wrap"})
 
     # State ------------------------------------------------------------------------------------
 
@@ -272,6 +310,7 @@ class Explorer:
         if settings.N != previous.N:
             self._set_step_range(settings.N)
         self._render(settings.loss)
+        self.stability.follow(settings)
         self._show_texts(notices)
 
     def _on_view(self, change=None) -> None:
@@ -289,10 +328,12 @@ class Explorer:
             return  # a new result is being drawn, marker included
         self.step = min(max(int(change["new"]), 0), self.settings.N)
         for name, chart in CHARTS.items():
-            figure = self.figures[name]
-            with figure.batch_update():
-                figure.data[-1].update(chart.marker(self.result, self.settings.loss, self.step))
+            chart.update_marker(self.figures[name], self.result, self.settings.loss, self.step)
         self.step_info.value = self._step_text()
+
+    def _pick(self, lr: float, b: int) -> None:
+        """A click on the stability map: go to that cell's lr and B."""
+        self.apply(self.settings._replace(lr=lr, B=b))
 
     def _move_step(self, step: int) -> None:
         self.play.playing = False

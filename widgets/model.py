@@ -7,6 +7,7 @@ cached moments.
 
 from __future__ import annotations
 
+import threading
 from typing import NamedTuple
 
 import numpy as np
@@ -16,6 +17,21 @@ from widgets.settings import RANGES, Settings
 
 LOSSES = ("sum", "mean")
 LANDSCAPE_POINTS = 241
+
+
+def _distinct_geometric(low: int, high: int, count: int) -> np.ndarray:
+    """`count` distinct integers from low to high, spaced geometrically where the integers allow."""
+    values = np.rint(np.geomspace(low, high, count)).astype(np.int64)
+    for i in range(1, count):
+        values[i] = max(values[i], values[i - 1] + 1)
+    for i in range(count - 2, -1, -1):  # pull back from the top if the bumps overshot it
+        values[i] = min(values[i], values[i + 1] - 1)
+    return values
+
+
+# The stability map's grid: 64 learning rates over the lr slider's range, 32 batch sizes over B's.
+MAP_LRS = np.geomspace(*RANGES["lr"], 64)
+MAP_BATCH_SIZES = _distinct_geometric(*RANGES["B"], 32)
 
 
 class Result(NamedTuple):
@@ -61,17 +77,49 @@ class Model:
         self._draws_key = None
         self._draws = None
         self._data = None
+        self._map_data = None  # (key, PaddedBatches of every column): the map's data
+        self._map = None  # (key, core.StabilityMap): the last map computed
+        # The map is computed on a worker thread (widgets.stability) while the explorer computes
+        # results on the main one: the caches they share are changed under these locks.
+        self._draws_lock = threading.Lock()
+        self._map_lock = threading.Lock()
+
+    @staticmethod
+    def map_key(s: Settings) -> tuple:
+        """What the stability map depends on: not lr, B or the view, which only move its marker."""
+        return (s.N, s.w0, s.seed, s.kind, s.true_w, s.noise)
+
+    def stability(self, s: Settings) -> core.StabilityMap:
+        """The lr x B stability map around `s` (its N, w0 and data), both losses; the last one is
+        kept, so asking again for the same key costs nothing."""
+        key = self.map_key(s)
+        with self._map_lock:
+            if self._map is not None and self._map[0] == key:
+                return self._map[1]
+            data_key = (s.seed, s.kind, s.true_w, s.noise)
+            if self._map_data is None or self._map_data[0] != data_key:
+                max_n, max_b = RANGES["N"][1], RANGES["B"][1]
+                draws = self._draws_for(s)
+                x, y = core.batches_from_draws(draws, max_n, max_b, true_w=s.true_w, noise=s.noise)
+                self._map_data = (data_key, self.engine.pad(x, y))
+            result = core.stability_map(self._map_data[1], MAP_LRS, MAP_BATCH_SIZES, w0=s.w0, n=s.N)
+            self._map = (key, result)
+            return result
+
+    def _draws_for(self, s: Settings) -> core.Draws:
+        with self._draws_lock:
+            if self._draws_key != (s.seed, s.kind):
+                # Drawn once per seed and kind at the largest N and B: make_batches is prefix-stable,
+                # so every smaller (N, B) is a corner of it and moving N or B draws nothing new.
+                self._draws = core.draw_batches(RANGES["N"][1], RANGES["B"][1], seed=s.seed, kind=s.kind)
+                self._draws_key = (s.seed, s.kind)
+            return self._draws
 
     def _data_for(self, s: Settings) -> _Data:
         key = (s.N, s.B, s.seed, s.kind, s.true_w, s.noise)
         if self._data is not None and self._data.key == key:
             return self._data
-        if self._draws_key != (s.seed, s.kind):
-            # Drawn once per seed and kind at the largest N and B: make_batches is prefix-stable, so
-            # every smaller (N, B) is a corner of it and moving N or B draws nothing new.
-            self._draws = core.draw_batches(RANGES["N"][1], RANGES["B"][1], seed=s.seed, kind=s.kind)
-            self._draws_key = (s.seed, s.kind)
-        x, y = core.batches_from_draws(self._draws, s.N, s.B, true_w=s.true_w, noise=s.noise)
+        x, y = core.batches_from_draws(self._draws_for(s), s.N, s.B, true_w=s.true_w, noise=s.noise)
         moments = core.moments(x, y)
         critical = {loss: core.critical_lr(moments, loss=loss) for loss in LOSSES}
         self._data = _Data(key, moments, self.engine.pad(x, y), core.optimum(moments), critical)

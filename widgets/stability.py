@@ -1,0 +1,262 @@
+"""The stability map panel: the outcome of every (lr, B) of a grid, sum and mean side by side.
+
+`widgets.model.Model.stability` computes the map with `core.stability_map`; this module draws it
+and keeps it current. Moving lr or B only moves the marker. A change of N, w0 or the data recomputes
+the map on a worker thread (35 ms at N = 200, 170 ms at N = 1000 on a 2-core CPU), so the sliders
+stay live meanwhile and the panel says it is computing; a result that a newer request has made
+stale is dropped. A click on a cell sets lr and B.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import threading
+
+import ipywidgets as ipw
+import numpy as np
+import plotly.graph_objects as go
+
+from widgets.figures import COLORS, send
+from widgets.model import LOSSES, MAP_BATCH_SIZES, MAP_LRS, Model
+from widgets.settings import Settings
+
+# Cells are placed at (log10 lr, log2 B) on linear axes, labelled in lr and B: a heatmap's cells on
+# Plotly's log axes would be sized in linear units.
+_X = np.log10(MAP_LRS)
+_Y = np.log2(MAP_BATCH_SIZES.astype(np.float64))
+_ERROR_RANGE = (-6.0, 3.0)  # log10 |w_N - w*| from converged (float32 rounding) to nearly diverged
+_DOMAINS = {"sum": (0.0, 0.44), "mean": (0.56, 1.0)}
+_SUFFIX = {"sum": "", "mean": "2"}  # Plotly's axis names: x, y for the left panel, x2, y2 the right
+TRACES_PER_LOSS = 4  # outcome, diverged cells, critical boundary, current setting
+
+
+def _cell_labels() -> list[list[str]]:
+    return [[f"lr = {lr:.3g}, B = {b}" for lr in MAP_LRS] for b in MAP_BATCH_SIZES]
+
+
+def _axes(loss: str) -> dict:
+    lo_x, hi_x = _X[0] - (_X[1] - _X[0]) / 2, _X[-1] + (_X[-1] - _X[-2]) / 2
+    decades = np.arange(np.ceil(lo_x), np.floor(hi_x) + 1)
+    powers = np.arange(0, int(_Y[-1]) + 1)
+    suffix = _SUFFIX[loss]
+    return {
+        f"xaxis{suffix}": {
+            "domain": _DOMAINS[loss],
+            "range": [lo_x, hi_x],
+            "tickvals": decades.tolist(),
+            "ticktext": [f"{10.0**d:g}" for d in decades],
+            "title": {"text": f"lr ({loss} loss)"},
+            "anchor": f"y{suffix}",
+        },
+        f"yaxis{suffix}": {
+            "range": [-0.5, _Y[-1] + 0.3],
+            "tickvals": powers.tolist(),
+            "ticktext": [str(2**p) for p in powers],
+            "title": {"text": "B"},
+            "anchor": f"x{suffix}",
+        },
+    }
+
+
+class StabilityChart:
+    """One FigureWidget, two panels (sum, mean), TRACES_PER_LOSS traces each."""
+
+    def layout(self, settings: Settings) -> dict:
+        layout = {
+            "title": {
+                "text": f"Stability map: where each (lr, B) ends after N = {settings.N} steps from w0 = "
+                f"{settings.w0:.4g}<br><sup>colour: log10 |w_N − w*|; red: diverged; dashed: the critical "
+                "lr of theory; circle: the current setting; click a cell to go there</sup>",
+                "font": {"size": 15},
+            },
+            "template": "plotly_white",
+            "width": 1200,
+            "height": 460,
+            "margin": {"l": 60, "r": 20, "t": 80, "b": 50},
+            "legend": {"orientation": "h", "y": -0.16},
+            "hovermode": "closest",
+            "coloraxis": {
+                "colorscale": "Viridis",
+                "cmin": _ERROR_RANGE[0],
+                "cmax": _ERROR_RANGE[1],
+                "colorbar": {"title": {"text": "log10 |w − w*|"}, "len": 0.8},
+            },
+        }
+        for loss in LOSSES:
+            layout.update(_axes(loss))
+        return layout
+
+    @staticmethod
+    def styles() -> list[dict]:
+        labels = _cell_labels()
+        styles = []
+        for loss in LOSSES:
+            axes = {"xaxis": f"x{_SUFFIX[loss]}", "yaxis": f"y{_SUFFIX[loss]}"}
+            styles += [
+                {
+                    "type": "heatmap",
+                    "x": _X,
+                    "y": _Y,
+                    "text": labels,
+                    "coloraxis": "coloraxis",
+                    "name": f"outcome, {loss}",
+                    "hovertemplate": "%{text}<br>log10 |w − w*| = %{z:.3g}<extra>" + loss + "</extra>",
+                    **axes,
+                },
+                {
+                    "type": "heatmap",
+                    "x": _X,
+                    "y": _Y,
+                    "text": labels,
+                    "colorscale": [[0, COLORS["diverged"]], [1, COLORS["diverged"]]],
+                    "showscale": False,
+                    "name": "diverged",
+                    "hovertemplate": "%{text}<br>diverged<extra>" + loss + "</extra>",
+                    **axes,
+                },
+                {
+                    "type": "scatter",
+                    "mode": "lines",
+                    "line": {"color": "#ffffff", "width": 2.5, "dash": "dash"},
+                    "name": "critical lr (theory)",
+                    "showlegend": loss == "sum",
+                    "hovertemplate": "critical lr %{customdata:.4g}<extra>" + loss + "</extra>",
+                    **axes,
+                },
+                {
+                    "type": "scatter",
+                    "mode": "markers",
+                    "marker": {
+                        "size": 14,
+                        "color": "rgba(0,0,0,0)",
+                        "line": {"color": "#ff00ff", "width": 3},
+                    },
+                    "name": "current setting",
+                    "showlegend": loss == "sum",
+                    "hoverinfo": "skip",
+                    **axes,
+                },
+            ]
+        return styles
+
+    @staticmethod
+    def series(stability) -> list[dict]:
+        """Fields of the traces that change with the map (the marker's are `marker`)."""
+        fields = []
+        for loss in LOSSES:
+            diverged = stability.diverged[loss]
+            critical = stability.critical_lr[loss]
+            shown = np.isfinite(critical) & (critical > 0)
+            with np.errstate(divide="ignore"):
+                boundary_x = np.where(shown, np.log10(np.where(shown, critical, 1.0)), np.nan)
+            fields += [
+                {"z": np.clip(stability.log10_error[loss], *_ERROR_RANGE)},
+                {"z": np.where(diverged, 1.0, np.nan)},
+                {"x": boundary_x, "y": _Y, "customdata": critical},
+                None,
+            ]
+        return fields
+
+    @staticmethod
+    def marker(settings: Settings) -> dict:
+        return {"x": [float(np.log10(settings.lr))], "y": [float(np.log2(settings.B))]}
+
+    def data(self, stability, settings: Settings) -> list[dict]:
+        return [field if field is not None else self.marker(settings) for field in self.series(stability)]
+
+    def build(self, stability, settings: Settings, widget=go.FigureWidget) -> go.FigureWidget:
+        traces = []
+        for style, fields in zip(self.styles(), self.data(stability, settings), strict=True):
+            kind = style.pop("type")
+            traces.append((go.Heatmap if kind == "heatmap" else go.Scatter)(**style, **fields))
+        return widget(data=traces, layout=self.layout(settings))
+
+    def update(self, figure: go.FigureWidget, stability, settings: Settings) -> None:
+        send(figure, self.data(stability, settings), range(len(figure.data)), self.layout_update(settings))
+
+    def update_marker(self, figure: go.FigureWidget, settings: Settings) -> None:
+        markers = [TRACES_PER_LOSS * i + TRACES_PER_LOSS - 1 for i in range(len(LOSSES))]
+        send(figure, [self.marker(settings)] * len(markers), markers)
+
+    def layout_update(self, settings: Settings) -> dict:
+        return {"title.text": self.layout(settings)["title"]["text"]}
+
+
+CHART = StabilityChart()
+
+
+class StabilityPanel:
+    """The map's figure and a line saying whether it is current; `widget` is what a page shows.
+
+    `follow(settings)` is called after every change of the explorer's settings. `pick` receives the
+    (lr, B) of a clicked cell.
+    """
+
+    def __init__(self, model: Model, settings: Settings, pick, widget=go.FigureWidget, background=True):
+        self.model = model
+        self._pick = pick
+        self._lock = threading.Lock()
+        self._wanted = Model.map_key(settings)  # the key of the newest request
+        self._settings = settings
+        self._executor = concurrent.futures.ThreadPoolExecutor(1, "stability-map") if background else None
+        self._future: concurrent.futures.Future | None = None
+        self.figure = CHART.build(model.stability(settings), settings, widget)
+        self.status = ipw.HTML(self._ready_text(settings))
+        for i in range(len(LOSSES)):
+            for trace in self.figure.data[TRACES_PER_LOSS * i : TRACES_PER_LOSS * i + 2]:
+                trace.on_click(self._clicked)
+        self.widget = ipw.VBox([self.status, self.figure])
+
+    @staticmethod
+    def _ready_text(settings: Settings) -> str:
+        return f"Stability map for N = {settings.N}, w0 = {settings.w0:.4g}: current."
+
+    def follow(self, settings: Settings) -> None:
+        """Move the marker; recompute the map (in the background) when N, w0 or the data changed."""
+        key = Model.map_key(settings)
+        with self._lock:
+            self._settings = settings
+            changed = key != self._wanted
+            self._wanted = key
+        if not changed:
+            CHART.update_marker(self.figure, settings)
+            return
+        if self._executor is None:
+            self._draw(key, self.model.stability(settings))
+            return
+        self.status.value = (
+            f"<i>Computing the stability map for N = {settings.N}, w0 = {settings.w0:.4g}…</i> "
+            "(the sliders stay live)"
+        )
+        CHART.update_marker(self.figure, settings)
+        self._future = self._executor.submit(self._compute, key, settings)
+
+    def _compute(self, key, settings: Settings) -> None:
+        with self._lock:
+            if key != self._wanted:
+                return  # a newer request is queued behind this one
+        stability = self.model.stability(settings)
+        self._draw(key, stability)
+
+    def _draw(self, key, stability) -> None:
+        with self._lock:
+            if key != self._wanted:
+                return
+            settings = self._settings
+            CHART.update(self.figure, stability, settings)
+            self.status.value = self._ready_text(settings)
+
+    def wait(self, timeout: float = 30.0) -> None:
+        """Block until the newest map is drawn (tests and scripts)."""
+        if self._future is not None:
+            self._future.result(timeout)
+
+    def _clicked(self, trace, points, selector) -> None:
+        if not points.xs or not points.ys:
+            return
+        column = int(np.argmin(np.abs(_X - float(points.xs[0]))))
+        row = int(np.argmin(np.abs(_Y - float(points.ys[0]))))
+        self._pick(float(MAP_LRS[column]), int(MAP_BATCH_SIZES[row]))
+
+
+__all__ = ["CHART", "StabilityChart", "StabilityPanel"]
