@@ -54,12 +54,15 @@ class History(NamedTuple):
 
 
 class PaddedBatches(NamedTuple):
-    """Batches laid into the engine's fixed (max_steps, max_batch) arrays, zero beyond (n, b)."""
+    """Batches laid into the engine's fixed (max_steps, max_batch) arrays, zero beyond (n, b), with
+    the least-squares w* of the (n, b) data, which places the divergence limit (None: computed per
+    run)."""
 
     x: jax.Array
     y: jax.Array
     n: int
     b: int
+    w_star: jax.Array | None = None
 
 
 def _rounded(value, keep):
@@ -206,11 +209,20 @@ def _batch_moments(x, y, b):
     return _pairwise_sum(_rounded(x * y, valid)), _pairwise_sum(_rounded(x * x, valid))
 
 
-def _divergence_step(w0, weights_after, sums_xy, sums_xx, n):
+@jax.jit
+def _w_star(x_batches, y_batches, n, b):
+    """The least-squares w* = sum(x*y) / sum(x*x) over the first n rows and b columns, in at least
+    float32: per-row pairwise sums, then a pairwise sum over the rows (zero padding drops out)."""
+    rows = lax.iota(jnp.int32, x_batches.shape[0]) < n
+    sums_xy, sums_xx = jax.vmap(_batch_moments, in_axes=(0, 0, None))(x_batches, y_batches, b)
+    sums_xy, sums_xx = (_rounded(sums, rows) for sums in (sums_xy, sums_xx))
+    return _pairwise_sum(sums_xy) / _pairwise_sum(sums_xx)
+
+
+def _divergence_step(w0, weights_after, w_star, n):
     """First k < n with weights_after[k] past the DIVERGENCE_RATIO limit, else -1."""
-    wide = sums_xx.dtype
+    wide = w_star.dtype
     w0, weights_after = w0.astype(wide), weights_after.astype(wide)
-    w_star = _pairwise_sum(sums_xy) / _pairwise_sum(sums_xx)
     reference = jnp.where(jnp.isfinite(w_star), w_star, w0)
     limit = DIVERGENCE_RATIO * jnp.maximum(1.0, jnp.abs(w0 - reference))
     bad = ~jnp.isfinite(weights_after) | (jnp.abs(weights_after - reference) > limit)
@@ -222,31 +234,35 @@ _CHUNK = 32  # steps per inner lax.scan in _history_kernel
 
 
 @jax.jit
-def _history_kernel(w0, lr, x_batches, y_batches, n, b, mean):
-    """The scan with per-step outputs, for the first n rows and b columns of the arrays.
+def _history_kernel(w0, lr, x_batches, y_batches, n, b, w_star):
+    """The scan with per-step outputs for both losses at once, on the first n rows and b columns.
 
-    n, b and mean are traced, so one compilation serves every (n, b, loss) that fits the arrays'
-    shape. Rows past n leave the carry unchanged and columns past b count as zeros, whatever they
-    hold. The work follows (n, b), not the arrays' shape: the steps run as a `lax.scan` over chunks of
-    _CHUNK rows inside a while loop that stops after row n, and a step reads only the first
-    power-of-two columns that cover b (one branch per width, all compiled together).
+    Column 0 of every output is the sum loss, column 1 the mean loss: the two carries share each
+    step's reads of the batch and the loop's overhead, which is most of a step's cost. n and b are
+    traced, so one compilation serves every (n, b) that fits the arrays' shape. Rows past n leave
+    the carry unchanged and columns past b count as zeros, whatever they hold. The work follows
+    (n, b), not the arrays' shape: the steps run as a `lax.scan` over chunks of _CHUNK rows inside a
+    while loop that stops after row n, and a step reads only the first power-of-two columns that
+    cover b (one branch per width, all compiled together). w_star (`_w_star` of the same data)
+    places the divergence limit.
     """
-    dtype, wide = w0.dtype, _wide(w0.dtype)
-    zero, wide_zero = jnp.zeros((), dtype), jnp.zeros((), wide)
+    dtype = w0.dtype
+    zeros = jnp.zeros(2, dtype)
     widths = [1 << k for k in range(_pad_to_power_of_two(x_batches[0]).shape[-1].bit_length())]
     # Branch 0 skips a step past n; branch 1 + j runs it at widths[j], the narrowest width >= b.
     width_index = jnp.sum((jnp.asarray(widths, dtype=jnp.int32) < b).astype(jnp.int32))
 
     def skip(w, x, y):
-        return w, zero, zero, wide_zero, wide_zero
+        return w, zeros, zeros
 
     def step_at(width):
         def step(w, x, y):
             x, y = x[:width], y[:width]
-            loss, grad = _batch_loss_and_grad(w, x, y, b)
-            loss = jnp.where(mean, _mean_of(loss, b), loss)
-            grad = jnp.where(mean, _mean_of(grad, b), grad)
-            return (_update(w, lr, grad, b > 0), loss, grad, *_batch_moments(x, y, b))
+            sum_loss, sum_grad = _batch_loss_and_grad(w[0], x, y, b)
+            mean_loss, mean_grad = _batch_loss_and_grad(w[1], x, y, b)
+            mean_loss, mean_grad = _mean_of(mean_loss, b), _mean_of(mean_grad, b)
+            new_w = jnp.stack([_update(w[0], lr, sum_grad, b > 0), _update(w[1], lr, mean_grad, b > 0)])
+            return new_w, jnp.stack([sum_loss, mean_loss]), jnp.stack([sum_grad, mean_grad])
 
         return step
 
@@ -269,17 +285,26 @@ def _history_kernel(w0, lr, x_batches, y_batches, n, b, mean):
         )
         return start + _CHUNK, w, records
 
-    records = tuple(jnp.zeros(rows, t) for t in (dtype, dtype, dtype, wide, wide))
-    _, _, records = lax.while_loop(lambda state: state[0] < n, chunk, (jnp.int32(0), w0, records))
-    weights_after, losses, grads, sums_xy, sums_xx = records
-    weights = jnp.concatenate([w0[None], weights_after])
-    return weights, losses, grads, _divergence_step(w0, weights_after, sums_xy, sums_xx, n)
+    records = tuple(jnp.zeros((rows, 2), dtype) for _ in range(3))
+    w = jnp.stack([w0, w0])
+    _, _, (weights_after, losses, grads) = lax.while_loop(
+        lambda state: state[0] < n, chunk, (jnp.int32(0), w, records)
+    )
+    weights = jnp.concatenate([w[None], weights_after])
+    diverged = jnp.stack([_divergence_step(w0, weights_after[:, j], w_star, n) for j in range(2)])
+    return weights, losses, grads, diverged
 
 
-def _history_from(outputs, n: int) -> History:
+def _histories_from(outputs, n: int) -> dict:
+    """{"sum": History, "mean": History} from the kernel's outputs."""
     weights, losses, grads, diverged = (np.asarray(a) for a in outputs)
-    diverged = int(diverged)
-    return History(weights[: n + 1], losses[:n], grads[:n], None if diverged < 0 else diverged)
+    histories = {}
+    for j, loss in enumerate(("sum", "mean")):
+        k = int(diverged[j])
+        histories[loss] = History(
+            weights[: n + 1, j].copy(), losses[:n, j].copy(), grads[:n, j].copy(), None if k < 0 else k
+        )
+    return histories
 
 
 def training_history(w, lr, x_batches, y_batches, *, loss="sum") -> History:
@@ -299,11 +324,11 @@ def training_history(w, lr, x_batches, y_batches, *, loss="sum") -> History:
     `scan_training_step`. Every (N, B) shape is its own compilation; `HistoryEngine` serves all
     shapes up to a capacity from one.
     """
-    mean = check_loss(loss)
+    check_loss(loss)
     reject_traced("training_history", w, lr, x_batches, y_batches)
     w, lr, x, y = _prepare(w, lr, x_batches, y_batches)
-    n, b = x.shape
-    return _history_from(_history_kernel(w, lr, x, y, np.int32(n), np.int32(b), np.bool_(mean)), n)
+    n, b = np.int32(x.shape[0]), np.int32(x.shape[1])
+    return _histories_from(_history_kernel(w, lr, x, y, n, b, _w_star(x, y, n, b)), int(n))[loss]
 
 
 class HistoryEngine:
@@ -314,6 +339,7 @@ class HistoryEngine:
     the result: rows past N leave the carry alone and padded columns add exact zeros.
 
     Typical use behind a slider: `batches = engine.pad(x, y)` once per data set, then
+    `engine.histories(w, lr, batches)` (both losses, from one run of the kernel) or
     `engine.run(w, lr, batches, loss=...)` per move.
     """
 
@@ -343,11 +369,32 @@ class HistoryEngine:
             full = np.zeros((self.max_steps, self.max_batch), dtype=dtype)
             full[:n, :b] = np.asarray(array)
             padded.append(jax.device_put(full))
-        return PaddedBatches(padded[0], padded[1], n, b)
+        return PaddedBatches(padded[0], padded[1], n, b, _w_star(*padded, np.int32(n), np.int32(b)))
+
+    def corner(self, batches: PaddedBatches, n, b) -> PaddedBatches:
+        """The first n rows and b columns of `batches` as batches of their own, without copying:
+        the engine ignores rows past n and columns past b, so this is `pad(x[:n, :b], y[:n, :b])`
+        for every result, at the cost of one w* (a slider on N or B pads nothing)."""
+        if not isinstance(batches, PaddedBatches):
+            raise TypeError(
+                f"batches must be the PaddedBatches that pad() returns, got {type(batches).__name__}"
+            )
+        for name, value, limit in (("n", n, batches.n), ("b", b, batches.b)):
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+                raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
+            if not 1 <= value <= limit:
+                raise ValueError(f"{name} must lie in 1..{limit} (batches.{name}), got {value}")
+        n, b = np.int32(n), np.int32(b)
+        return PaddedBatches(batches.x, batches.y, int(n), int(b), _w_star(batches.x, batches.y, n, b))
 
     def run(self, w, lr, batches: PaddedBatches, *, loss="sum") -> History:
         """The history of the first `batches.n` steps; see `training_history`."""
-        mean = check_loss(loss)
+        check_loss(loss)
+        return self.histories(w, lr, batches)[loss]
+
+    def histories(self, w, lr, batches: PaddedBatches) -> dict:
+        """{"sum": History, "mean": History} of the first `batches.n` steps, from one run of the
+        compiled scan (both carries advance in the same loop); each is what `run` returns."""
         check_scalar("w", w)
         check_scalar("lr", lr)
         reject_traced("HistoryEngine.run", w, lr)
@@ -366,16 +413,12 @@ class HistoryEngine:
         check_fits("w", w, dtype)
         check_fits("lr", lr, dtype)
         x, y = (a if a.dtype == dtype else a.astype(dtype) for a in (batches.x, batches.y))
-        outputs = _history_kernel(
-            np.asarray(w, dtype=dtype),
-            np.asarray(lr, dtype=dtype),
-            x,
-            y,
-            np.int32(batches.n),
-            np.int32(batches.b),
-            np.bool_(mean),
-        )
-        return _history_from(outputs, batches.n)
+        n, b = np.int32(batches.n), np.int32(batches.b)
+        w_star = batches.w_star
+        if w_star is None or x is not batches.x:  # not made by pad(), or another carry dtype
+            w_star = _w_star(x, y, n, b)
+        outputs = _history_kernel(np.asarray(w, dtype=dtype), np.asarray(lr, dtype=dtype), x, y, n, b, w_star)
+        return _histories_from(outputs, batches.n)
 
     def history(self, w, lr, x_batches, y_batches, *, loss="sum") -> History:
         """`training_history` through the engine: pad, then run."""

@@ -176,6 +176,45 @@ def test_engine_ignores_what_lies_past_n_and_b():
     assert dirty.diverged_at == clean.diverged_at
 
 
+def test_engine_corner_is_the_padded_slice_bit_for_bit():
+    engine = core.HistoryEngine(max_steps=300, max_batch=256)
+    x, y = core.make_batches(300, 256, seed=11, noise=0.4)
+    full = engine.pad(x, y)
+    rng = np.random.default_rng(3)
+    for _ in range(12):
+        n, b = int(rng.integers(1, 301)), int(rng.integers(1, 257))
+        corner, padded = engine.corner(full, n, b), engine.pad(x[:n, :b], y[:n, :b])
+        assert (corner.n, corner.b) == (n, b) and corner.x is full.x
+        np.testing.assert_array_equal(np.asarray(corner.w_star), np.asarray(padded.w_star))
+        lr = float(rng.uniform(0.2, 1.8)) * core.critical_lr(x[:n, :b])  # some runs diverge
+        w = float(rng.normal())
+        both = engine.histories(w, lr, corner)
+        for loss in ("sum", "mean"):
+            expected = core.training_history(w, lr, x[:n, :b], y[:n, :b], loss=loss)
+            for got in (both[loss], engine.run(w, lr, padded, loss=loss)):
+                for name in ("weights", "losses", "grads"):
+                    np.testing.assert_array_equal(getattr(got, name), getattr(expected, name), err_msg=name)
+                assert got.diverged_at == expected.diverged_at
+
+
+@pytest.mark.parametrize(
+    ("n", "b", "error", "message"),
+    [
+        (0, 2, ValueError, "n must lie in 1..5"),
+        (2, 4, ValueError, "b must lie in 1..3"),
+        (True, 2, TypeError, "n must be an integer"),
+        (2, 1.0, TypeError, "b must be an integer"),
+    ],
+)
+def test_engine_corner_checks_its_arguments(n, b, error, message):
+    engine = core.HistoryEngine(max_steps=8, max_batch=8)
+    batches = engine.pad(*core.make_batches(5, 3, seed=0))
+    with pytest.raises(error, match=message):
+        engine.corner(batches, n, b)
+    with pytest.raises(TypeError, match="batches must be the PaddedBatches"):
+        engine.corner((batches.x, batches.y), 2, 2)
+
+
 def test_diverged_at_is_the_first_step_past_the_limit():
     x, y = core.make_batches(60, 4, seed=5, kind="ones")
     lr = 1.5 * core.critical_lr(x)  # factor 1 - 2*lr*S = -2: |w - w*| doubles every step
