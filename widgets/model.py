@@ -59,6 +59,13 @@ def _framed_weights(history: core.History) -> np.ndarray:
     return weights[np.isfinite(weights)]
 
 
+class _Full(NamedTuple):
+    key: tuple
+    x: np.ndarray  # (max N, max B) float32
+    y: np.ndarray
+    batches: core.PaddedBatches  # the same, on the device
+
+
 class _Data(NamedTuple):
     key: tuple
     moments: core.Moments
@@ -74,14 +81,12 @@ class Model:
         max_n, max_b = RANGES["N"][1], RANGES["B"][1]
         self.engine = core.HistoryEngine(max_steps=max_n, max_batch=max_b)
         self.engine.warm_up()
-        self._draws_key = None
-        self._draws = None
-        self._data = None
-        self._map_data = None  # (key, PaddedBatches of every column): the map's data
+        self._full = None  # _Full: the data of the current seed, kind, true_w and noise
+        self._data = None  # _Data: what the current (N, B) adds
         self._map = None  # (key, core.StabilityMap): the last map computed
         # The map is computed on a worker thread (widgets.stability) while the explorer computes
         # results on the main one: the caches they share are changed under these locks.
-        self._draws_lock = threading.Lock()
+        self._full_lock = threading.Lock()
         self._map_lock = threading.Lock()
 
     @staticmethod
@@ -94,40 +99,40 @@ class Model:
         kept, so asking again for the same key costs nothing."""
         key = self.map_key(s)
         with self._map_lock:
-            if self._map is not None and self._map[0] == key:
-                return self._map[1]
-            data_key = (s.seed, s.kind, s.true_w, s.noise)
-            if self._map_data is None or self._map_data[0] != data_key:
-                max_n, max_b = RANGES["N"][1], RANGES["B"][1]
-                draws = self._draws_for(s)
-                x, y = core.batches_from_draws(draws, max_n, max_b, true_w=s.true_w, noise=s.noise)
-                self._map_data = (data_key, self.engine.pad(x, y))
-            result = core.stability_map(self._map_data[1], MAP_LRS, MAP_BATCH_SIZES, w0=s.w0, n=s.N)
-            self._map = (key, result)
-            return result
+            if self._map is None or self._map[0] != key:
+                full = self._full_for(s).batches
+                self._map = (key, core.stability_map(full, MAP_LRS, MAP_BATCH_SIZES, w0=s.w0, n=s.N))
+            return self._map[1]
 
-    def _draws_for(self, s: Settings) -> core.Draws:
-        with self._draws_lock:
-            if self._draws_key != (s.seed, s.kind):
-                # Drawn once per seed and kind at the largest N and B: make_batches is prefix-stable,
-                # so every smaller (N, B) is a corner of it and moving N or B draws nothing new.
-                self._draws = core.draw_batches(RANGES["N"][1], RANGES["B"][1], seed=s.seed, kind=s.kind)
-                self._draws_key = (s.seed, s.kind)
-            return self._draws
+    def _full_for(self, s: Settings) -> _Full:
+        """The largest (N, B) data set of `s`'s seed, kind, true_w and noise, drawn and padded once.
+
+        make_batches is prefix-stable and elementwise, so the data of every smaller (N, B) is its
+        top-left corner, bit for bit: moving N or B draws, computes and copies nothing new.
+        """
+        key = (s.seed, s.kind, s.true_w, s.noise)
+        with self._full_lock:
+            if self._full is None or self._full.key != key:
+                max_n, max_b = RANGES["N"][1], RANGES["B"][1]
+                draws = core.draw_batches(max_n, max_b, seed=s.seed, kind=s.kind)
+                x, y = core.batches_from_draws(draws, max_n, max_b, true_w=s.true_w, noise=s.noise)
+                self._full = _Full(key, x, y, self.engine.pad(x, y))
+            return self._full
 
     def _data_for(self, s: Settings) -> _Data:
         key = (s.N, s.B, s.seed, s.kind, s.true_w, s.noise)
         if self._data is not None and self._data.key == key:
             return self._data
-        x, y = core.batches_from_draws(self._draws_for(s), s.N, s.B, true_w=s.true_w, noise=s.noise)
-        moments = core.moments(x, y)
+        full = self._full_for(s)
+        moments = core.moments(full.x[: s.N, : s.B], full.y[: s.N, : s.B])
         critical = {loss: core.critical_lr(moments, loss=loss) for loss in LOSSES}
-        self._data = _Data(key, moments, self.engine.pad(x, y), core.optimum(moments), critical)
+        batches = self.engine.corner(full.batches, s.N, s.B)
+        self._data = _Data(key, moments, batches, core.optimum(moments), critical)
         return self._data
 
     def compute(self, s: Settings) -> Result:
         data = self._data_for(s)
-        histories = {loss: self.engine.run(s.w0, s.lr, data.batches, loss=loss) for loss in LOSSES}
+        histories = self.engine.histories(s.w0, s.lr, data.batches)
         factors = {loss: core.step_factors(s.lr, data.moments, loss=loss) for loss in LOSSES}
         regimes = {loss: core.regime(s.lr, data.moments, loss=loss) for loss in LOSSES}
         # The landscape frames both runs (up to divergence) and w*, with a margin.
