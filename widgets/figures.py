@@ -67,6 +67,15 @@ def _diverged_point(history, drawn: np.ndarray):
     return (index, float(drawn[index])) if np.isfinite(drawn[index]) else None
 
 
+MARKERS_UP_TO = 200  # steps; beyond, a line's points are drawn without a marker each
+
+
+def _mode(n: int) -> str:
+    """Markers on the points of short runs only: at N = 1000 they overlap into a thick line, and each
+    is an SVG element that Plotly restyles on every update."""
+    return "lines+markers" if n <= MARKERS_UP_TO else "lines"
+
+
 def _line(loss, **extra):
     return {
         "mode": "lines+markers",
@@ -131,7 +140,7 @@ class Chart:
     def build(self, result: Result, view: str, step: int, widget=go.FigureWidget) -> go.FigureWidget:
         """The chart as a `widget` (a FigureWidget class, see `figure_widget`)."""
         traces = [
-            go.Scatter(**style, **fields)
+            go.Scatter(**{**style, **fields})
             for style, fields in zip(self.styles, self.data(result, view, step), strict=True)
         ]
         return widget(data=traces, layout=self.layout(result, view))
@@ -243,8 +252,8 @@ class Trajectory(Chart):
         ]
         points = [p for p in points if p is not None]
         return [
-            {"x": steps, "y": drawn["sum"], "visible": shown(view, "sum")},
-            {"x": steps, "y": drawn["mean"], "visible": shown(view, "mean")},
+            {"x": steps, "y": drawn["sum"], "visible": shown(view, "sum"), "mode": _mode(s.N)},
+            {"x": steps, "y": drawn["mean"], "visible": shown(view, "mean"), "mode": _mode(s.N)},
             {"x": [0, s.N], "y": [result.w_star, result.w_star]},
             {"x": [k for k, _ in points], "y": [v for _, v in points]},
         ]
@@ -280,8 +289,13 @@ class LossPerStep(Chart):
             if shown(view, loss) and k is not None and _at(drawn[loss], k):
                 marks.append((k, float(drawn[loss][k])))
         return [
-            {"x": steps, "y": drawn["sum"], "visible": shown(view, "sum")},
-            {"x": steps, "y": drawn["mean"], "visible": shown(view, "mean")},
+            {"x": steps, "y": drawn["sum"], "visible": shown(view, "sum"), "mode": _mode(result.settings.N)},
+            {
+                "x": steps,
+                "y": drawn["mean"],
+                "visible": shown(view, "mean"),
+                "mode": _mode(result.settings.N),
+            },
             {"x": [k for k, _ in marks], "y": [v for _, v in marks]},
         ]
 
@@ -345,7 +359,10 @@ class Landscape(Chart):
         paths = {loss: self._path(result, loss) for loss in LOSSES}
         return [
             {"x": result.landscape_w, "y": plottable(result.landscape_loss)},
-            *({"x": w, "y": v, "visible": shown(view, loss)} for loss, (w, v) in paths.items()),
+            *(
+                {"x": w, "y": v, "visible": shown(view, loss), "mode": _mode(result.settings.N)}
+                for loss, (w, v) in paths.items()
+            ),
             {"x": [result.w_star] if np.isfinite(result.w_star) else [], "y": [result.w_star_loss]},
         ]
 
@@ -376,8 +393,8 @@ class SumVsMean(Chart):
         s = result.settings
         steps = np.arange(s.N + 1)
         return [
-            {"x": steps, "y": plottable(result.histories["sum"].weights)},
-            {"x": steps, "y": plottable(result.histories["mean"].weights)},
+            {"x": steps, "y": plottable(result.histories["sum"].weights), "mode": _mode(s.N)},
+            {"x": steps, "y": plottable(result.histories["mean"].weights), "mode": _mode(s.N)},
             {"x": [0, s.N], "y": [result.w_star, result.w_star]},
         ]
 

@@ -2,15 +2,17 @@
 
 `widgets.model.Model.stability` computes the map with `core.stability_map`; this module draws it
 and keeps it current. Moving lr or B only moves the marker. A change of N, w0 or the data recomputes
-the map on a worker thread (35 ms at N = 200, 170 ms at N = 1000 on a 2-core CPU), so the sliders
-stay live meanwhile and the panel says it is computing; a result that a newer request has made
-stale is dropped. A click on a cell sets lr and B.
+the map on a worker thread (35 ms at N = 200, 170 ms at N = 1000 on a 2-core CPU, mostly the
+theory's critical lr per B), so the sliders stay live meanwhile and the panel says it is computing;
+a request waits SETTLE_S for a newer one (a drag computes once it rests), and a result that a newer
+request has made stale is dropped. A click on a cell sets lr and B.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
 import threading
+import time
 
 import ipywidgets as ipw
 import numpy as np
@@ -27,7 +29,8 @@ _Y = np.log2(MAP_BATCH_SIZES.astype(np.float64))
 _ERROR_RANGE = (-6.0, 3.0)  # log10 |w_N - w*| from converged (float32 rounding) to nearly diverged
 _DOMAINS = {"sum": (0.0, 0.44), "mean": (0.56, 1.0)}
 _SUFFIX = {"sum": "", "mean": "2"}  # Plotly's axis names: x, y for the left panel, x2, y2 the right
-TRACES_PER_LOSS = 4  # outcome, diverged cells, critical boundary, current setting
+TRACES_PER_LOSS = 3  # outcome, diverged cells, critical boundary
+SETTLE_S = 0.08  # a recompute waits this long for a newer request (a drag) before it starts
 
 
 def _cell_labels() -> list[list[str]]:
@@ -66,7 +69,7 @@ class StabilityChart:
             "title": {
                 "text": f"Stability map: where each (lr, B) ends after N = {settings.N} steps from w0 = "
                 f"{settings.w0:.4g}<br><sup>colour: log10 |w_N − w*|; red: diverged; dashed: the critical "
-                "lr of theory; circle: the current setting; click a cell to go there</sup>",
+                "lr of theory; magenta box: the current setting; click a cell to go there</sup>",
                 "font": {"size": 15},
             },
             "template": "plotly_white",
@@ -123,19 +126,6 @@ class StabilityChart:
                     "hovertemplate": "critical lr %{customdata:.4g}<extra>" + loss + "</extra>",
                     **axes,
                 },
-                {
-                    "type": "scatter",
-                    "mode": "markers",
-                    "marker": {
-                        "size": 14,
-                        "color": "rgba(0,0,0,0)",
-                        "line": {"color": "#ff00ff", "width": 3},
-                    },
-                    "name": "current setting",
-                    "showlegend": loss == "sum",
-                    "hoverinfo": "skip",
-                    **axes,
-                },
             ]
         return styles
 
@@ -153,33 +143,49 @@ class StabilityChart:
                 {"z": np.clip(stability.log10_error[loss], *_ERROR_RANGE)},
                 {"z": np.where(diverged, 1.0, np.nan)},
                 {"x": boundary_x, "y": _Y, "customdata": critical},
-                None,
             ]
         return fields
 
     @staticmethod
     def marker(settings: Settings) -> dict:
-        return {"x": [float(np.log10(settings.lr))], "y": [float(np.log2(settings.B))]}
+        """The current setting as a box around its place on both panels: layout shapes, which a
+        relayout redraws alone (a marker trace made Plotly redraw the heatmaps, 55 ms a move)."""
+        x, y = float(np.log10(settings.lr)), float(np.log2(settings.B))
+        half_x, half_y = (_X[1] - _X[0]) / 2, 0.25
+        box = {"type": "rect", "line": {"color": "#ff00ff", "width": 3}, "layer": "above"}
+        return {
+            "shapes": [
+                {
+                    **box,
+                    "xref": f"x{_SUFFIX[loss]}",
+                    "yref": f"y{_SUFFIX[loss]}",
+                    "x0": x - half_x,
+                    "x1": x + half_x,
+                    "y0": y - half_y,
+                    "y1": y + half_y,
+                }
+                for loss in LOSSES
+            ]
+        }
 
     def data(self, stability, settings: Settings) -> list[dict]:
-        return [field if field is not None else self.marker(settings) for field in self.series(stability)]
+        return self.series(stability)
 
     def build(self, stability, settings: Settings, widget=go.FigureWidget) -> go.FigureWidget:
         traces = []
         for style, fields in zip(self.styles(), self.data(stability, settings), strict=True):
             kind = style.pop("type")
             traces.append((go.Heatmap if kind == "heatmap" else go.Scatter)(**style, **fields))
-        return widget(data=traces, layout=self.layout(settings))
+        return widget(data=traces, layout={**self.layout(settings), **self.marker(settings)})
 
     def update(self, figure: go.FigureWidget, stability, settings: Settings) -> None:
         send(figure, self.data(stability, settings), range(len(figure.data)), self.layout_update(settings))
 
     def update_marker(self, figure: go.FigureWidget, settings: Settings) -> None:
-        markers = [TRACES_PER_LOSS * i + TRACES_PER_LOSS - 1 for i in range(len(LOSSES))]
-        send(figure, [self.marker(settings)] * len(markers), markers)
+        send(figure, [], [], self.marker(settings))
 
     def layout_update(self, settings: Settings) -> dict:
-        return {"title.text": self.layout(settings)["title"]["text"]}
+        return {"title.text": self.layout(settings)["title"]["text"], **self.marker(settings)}
 
 
 CHART = StabilityChart()
@@ -232,6 +238,7 @@ class StabilityPanel:
         self._future = self._executor.submit(self._compute, key, settings)
 
     def _compute(self, key, settings: Settings) -> None:
+        time.sleep(SETTLE_S)  # while a slider is dragged, compute once it rests
         with self._lock:
             if key != self._wanted:
                 return  # a newer request is queued behind this one
