@@ -9,7 +9,7 @@ PIP := $(BIN)/python -m pip --disable-pip-version-check -q
 # No accelerator is needed; skipping the probe saves a second at every start.
 export JAX_PLATFORMS ?= cpu
 
-.PHONY: run test lab lint lock clean chromium
+.PHONY: run test lab lint lock clean chromium bench
 
 # Compiled XLA programs are kept on disk, so a new kernel loads the engine instead of compiling it
 # (not for `make test`, whose tests count compiles).
@@ -36,6 +36,10 @@ test: $(VENV)/.installed-test chromium
 lab: $(VENV)/.installed-lab
 	$(BIN)/jupyter lab app.ipynb --no-browser --port=$(LAB_PORT) --ServerApp.ip=$(HOST) \
 	  $(if $(filter 0,$(shell id -u)),--allow-root)
+
+# Every benchmark (a few minutes), one table against issue 4's targets; also kept in .cache/bench.md.
+bench: $(VENV)/.installed-test chromium
+	$(BIN)/python -m benchmarks.report --browser --out .cache/bench.md
 
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check .

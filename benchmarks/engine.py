@@ -1,11 +1,14 @@
 """Timings of core's compiled engine. Prints figures; asserts nothing (timings are not tests).
 
-JAX_PLATFORMS=cpu .venv/bin/python -m benchmarks.engine
+JAX_PLATFORMS=cpu .venv/bin/python -m benchmarks.engine [--json PATH]
 """
 
+import argparse
+import json
 import statistics
 import time
 from functools import partial
+from pathlib import Path
 
 from jax import monitoring
 
@@ -22,7 +25,10 @@ def _median_ms(call, repeats=30):
     return statistics.median(times), sorted(times)[int(0.95 * (len(times) - 1))]
 
 
-def main():
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    args = parser.parse_args(argv)
     compile_seconds = []
     monitoring.register_event_duration_secs_listener(
         lambda event, duration, **_: (
@@ -34,8 +40,15 @@ def main():
     engine = core.HistoryEngine()
     start = time.perf_counter()
     engine.warm_up()
+    warm_up_s = time.perf_counter() - start
+    results = {
+        "capacity": [engine.max_steps, engine.max_batch],
+        "warm_up_s": warm_up_s,
+        "warm_up_compile_s": sum(compile_seconds),
+        "runs": [],
+    }
     print(
-        f"engine ({engine.max_steps} x {engine.max_batch}) warm-up: {time.perf_counter() - start:.2f} s, "
+        f"engine ({engine.max_steps} x {engine.max_batch}) warm-up: {warm_up_s:.2f} s, "
         f"XLA compile {sum(compile_seconds):.2f} s"
     )
     print(f"{'N':>5} {'B':>5} {'loss':>5}  engine.run median / p95   training_history (exact shape)")
@@ -49,9 +62,28 @@ def main():
             exact = _median_ms(partial(core.training_history, 0.0, lr_loss, x, y, loss=loss))
             run_ms, exact_ms = f"{run[0]:8.2f} / {run[1]:6.2f} ms", f"{exact[0]:8.2f} / {exact[1]:6.2f} ms"
             print(f"{n:>5} {b:>5} {loss:>5}  {run_ms}      {exact_ms}")
+            results["runs"].append(
+                {
+                    "N": n,
+                    "B": b,
+                    "loss": loss,
+                    "engine_run_ms": {"median": run[0], "p95": run[1]},
+                    "training_history_ms": {"median": exact[0], "p95": exact[1]},
+                }
+            )
     x, y = core.make_batches(1000, 512, seed=0)
     pad_ms = _median_ms(partial(engine.pad, x, y), repeats=10)[0]
     print(f"engine.pad at N=1000, B=512: {pad_ms:.2f} ms median")
+    results["pad_ms_median_1000x512"] = pad_ms
+    batches = engine.pad(x, y)
+    both = _median_ms(partial(engine.histories, 0.0, 1e-3, batches))
+    print(f"engine.histories (sum and mean, one run) at N=1000, B=512: {both[0]:.2f} / {both[1]:.2f} ms")
+    results["histories_ms_1000x512"] = {"median": both[0], "p95": both[1]}
+    corner = _median_ms(lambda: engine.corner(batches, 700, 300).w_star.block_until_ready())
+    print(f"engine.corner (a move of N or B) at 1000 x 512: {corner[0]:.2f} / {corner[1]:.2f} ms")
+    results["corner_ms_1000x512"] = {"median": corner[0], "p95": corner[1]}
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1) + "\n")
 
 
 if __name__ == "__main__":

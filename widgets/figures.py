@@ -174,8 +174,12 @@ def send(figure: go.FigureWidget, traces: list[dict], indexes, layout: dict | No
     for path, value in (layout or {}).items():
         if BaseFigure._set_in(figure._layout, path, value):
             relayout[path] = value
-    if restyle or relayout:
+    if restyle:
         figure._send_update_msg(restyle, relayout, indexes)
+    elif relayout:
+        # The front end adds a private key to every Plotly.update's restyle part, which makes even a
+        # layout-only update redraw every trace; Plotly.relayout redraws only what the layout changed.
+        figure._send_relayout_msg(relayout)
 
 
 def _same(old, new) -> bool:

@@ -1,0 +1,115 @@
+"""Memory of dashboard kernels: `make run` on a free port, pages opened in headless Chromium at
+N = 1000, B = 512, then every kernel's RSS, its anonymous (private, heap) part, and its PSS (shared
+pages split between the processes that map them) from /proc/PID/smaps_rollup. Prints figures; asserts
+nothing.
+
+    JAX_PLATFORMS=cpu .venv/bin/python -m benchmarks.memory [--pages 3] [--json PATH]
+
+Kernels are the `ipykernel_launcher` children of the server, including the preheated one waiting in
+the pool for the next visitor.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+QUERY = "?N=1000&B=512&lr=0.001"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _rollup(pid: int) -> dict:
+    fields = {}
+    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()[1:]:
+        name, value = line.split(":", 1)
+        fields[name] = int(value.split()[0]) / 1024
+    return {"rss": fields["Rss"], "pss": fields["Pss"], "anonymous": fields["Anonymous"]}
+
+
+def _kernels() -> list[int]:
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                command = (entry / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if any(b"ipykernel_launcher" in part for part in command) and any(
+                str(ROOT).encode() in part or b"/tmp" in part for part in command
+            ):
+                pids.append(int(entry.name))
+    return pids
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--pages", type=int, default=3, help="dashboard pages to open (default 3)")
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    args = parser.parse_args(argv)
+    before = set(_kernels())
+    port = _free_port()
+    server = subprocess.Popen(
+        ["make", "--no-print-directory", "run", f"PORT={port}"],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                urllib.request.urlopen(url + "voila/static/voila.js", timeout=5).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise SystemExit("make run did not serve the dashboard in 120 s") from None
+                time.sleep(0.5)
+        from playwright.sync_api import sync_playwright
+
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+            pages = []
+            for _ in range(args.pages):
+                page = browser.new_page()
+                page.goto(url + QUERY, timeout=120_000)
+                page.wait_for_function(
+                    "() => document.querySelectorAll('.js-plotly-plot .scatterlayer .trace').length > 0",
+                    timeout=120_000,
+                )
+                pages.append(page)
+                time.sleep(4)  # the pool refills: its next kernel warms up
+            time.sleep(6)
+            kernels = {pid: _rollup(pid) for pid in _kernels() if pid not in before}
+            browser.close()
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=30)
+    print(f"{len(kernels)} kernels ({args.pages} pages open at {QUERY[1:]}, and the preheated pool):")
+    print("     pid     RSS MB   anonymous MB   PSS MB")
+    for pid, m in sorted(kernels.items()):
+        print(f"  {pid:>6} {m['rss']:10.0f} {m['anonymous']:14.0f} {m['pss']:8.0f}")
+    if kernels:
+        total_pss = sum(m["pss"] for m in kernels.values())
+        print(f"  total PSS of the kernels: {total_pss:.0f} MB")
+    if args.json:
+        args.json.write_text(json.dumps({"pages": args.pages, "kernels": list(kernels.values())}, indent=1))
+
+
+if __name__ == "__main__":
+    main()

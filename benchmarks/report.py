@@ -1,0 +1,320 @@
+"""Every benchmark, each in its own process, summed up as one markdown table against issue 4's targets.
+
+    JAX_PLATFORMS=cpu .venv/bin/python -m benchmarks.report [--browser] [--out PATH] [--json-dir DIR]
+
+Runs benchmarks.engine, benchmarks.explorer and benchmarks.naive (and, with --browser, which needs
+Chromium, benchmarks.browser and benchmarks.memory) with `--json` into a temporary folder (or DIR),
+and prints the table on stdout (the benchmarks' own output goes to stderr). --out also writes the
+table to PATH. This module imports neither JAX nor the project and measures nothing itself. Exits
+non-zero when a benchmark failed or a naive check disagreed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# Issue 4's targets.
+CALLBACK_MS = 5.0  # kernel-side callback, median, at N=1000, B=512
+SETTLED_RATIO = 2.0  # slider move to settled charts, over a bare widget echo (median and p95)
+FIRST_CHART_S = 3.0
+MAP_MS = 150.0  # stability map recompute, 64 x 32 at N=200
+KERNEL_RSS_MB = 250.0
+COMPILE_TESTS = (
+    "tested: tests/test_core_dtypes_and_compiles.py (also test_explorer.py, test_core_stability.py)"
+)
+
+
+def machine() -> dict:
+    model = "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+        mem_kib = next(
+            int(line.split()[1])
+            for line in Path("/proc/meminfo").read_text().splitlines()
+            if line.startswith("MemTotal")
+        )
+    except (OSError, StopIteration):
+        mem_kib = 0
+    versions = {}
+    for package in ("jax", "jaxlib", "numpy"):
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            versions[package] = "not installed"
+    return {
+        "cpu": model,
+        "cores": os.cpu_count(),
+        "usable_cores": len(os.sched_getaffinity(0)),
+        "ram_gib": mem_kib / 2**20,
+        "python": platform.python_version(),
+        **versions,
+        "jax_platforms": os.environ.get("JAX_PLATFORMS", "(unset)"),
+        "load": os.getloadavg()[0],  # other work on the machine skews every timing
+    }
+
+
+def run_benchmark(name: str, folder: Path, env: dict) -> tuple[dict | None, int]:
+    """`python -m benchmarks.NAME --json folder/NAME.json`; its JSON (None if none) and exit code."""
+    path = folder / f"{name}.json"
+    print(f"== benchmarks.{name}", file=sys.stderr, flush=True)
+    code = subprocess.run(
+        [sys.executable, "-m", f"benchmarks.{name}", "--json", str(path)],
+        cwd=ROOT,
+        env=env,
+        stdout=sys.stderr,
+        check=False,
+    ).returncode
+    return (json.loads(path.read_text()) if path.exists() else None), code
+
+
+def dig(data, *path):
+    for key in path:
+        if not isinstance(data, dict) or key not in data:
+            return None
+        data = data[key]
+    return data
+
+
+def flatten(data, prefix="") -> list[tuple[str, float]]:
+    """Numeric leaves of a JSON object as (dotted path, value); lists are skipped."""
+    if isinstance(data, dict):
+        return [pair for key, value in data.items() for pair in flatten(value, f"{prefix}{key}.")]
+    if isinstance(data, (int, float)) and not isinstance(data, bool):
+        return [(prefix[:-1], float(data))]
+    return []
+
+
+def verdict(value, target) -> str:
+    if value is None:
+        return "-"
+    return "yes" if value <= target else "**no**"
+
+
+def table(info: dict, results: dict, codes: dict) -> str:
+    rows = []  # (figure, value, target, met, source)
+
+    def add(figure, value="", target="", met="", source=""):
+        rows.append((figure, value, target, met, source))
+
+    def missing(name):
+        code = codes.get(name)
+        return "not run (--browser)" if code is None else f"**failed** (exit {code}, no JSON)"
+
+    add("date (UTC)", info["date"])
+    add(
+        "machine",
+        f"{info['cpu']}, {info['cores']} cores ({info['usable_cores']} usable), "
+        f"{info['ram_gib']:.1f} GiB RAM; load average {info['load']:.1f} at the start",
+    )
+    add(
+        "software",
+        f"Python {info['python']}, jax {info['jax']}, jaxlib {info['jaxlib']}, numpy {info['numpy']}; "
+        f"JAX_PLATFORMS={info['jax_platforms']}",
+    )
+
+    # Issue 4's targets first.
+    explorer = results.get("explorer")
+    for control, data in (dig(explorer, "callback_ms") or {}).items():
+        add(
+            f"callback, a move of {control}, N=1000, B=512: median (p95)",
+            f"{data['median']:.1f} ms ({data['p95']:.1f})",
+            f"median <= {CALLBACK_MS:g} ms",
+            verdict(data["median"], CALLBACK_MS),
+            "benchmarks.explorer",
+        )
+    if explorer is None:
+        add(
+            "callback at N=1000, B=512",
+            missing("explorer"),
+            f"median <= {CALLBACK_MS:g} ms",
+            "",
+            "benchmarks.explorer",
+        )
+    add("XLA compiles after warm-up", COMPILE_TESTS, "0, exact", "tested", "pytest")
+
+    web = results.get("browser")
+    ratio = dig(web, "ratio")
+    if web is None:
+        add(
+            "slider to settled charts / bare echo",
+            missing("browser"),
+            f"<= {SETTLED_RATIO:g}x",
+            "",
+            "benchmarks.browser",
+        )
+        add(
+            "first chart after navigation",
+            missing("browser"),
+            f"<= {FIRST_CHART_S:g} s",
+            "",
+            "benchmarks.browser",
+        )
+    elif isinstance(ratio, dict) and "median" in ratio:
+        echo, app = dig(web, "moves", "echo", "done") or {}, dig(web, "moves", "explorer", "done") or {}
+        for stat in ("median", "p95"):
+            detail = f" ({app[stat]:.0f} / {echo[stat]:.0f} ms)" if stat in app and stat in echo else ""
+            add(
+                f"slider to settled charts / bare echo, {stat}",
+                f"{ratio[stat]:.2f}x{detail}",
+                f"<= {SETTLED_RATIO:g}x",
+                verdict(ratio[stat], SETTLED_RATIO),
+                "benchmarks.browser",
+            )
+        for name, label in (("plain", "plain URL"), ("shared", "shared link")):
+            for key, what in (("first_chart_ms", "first chart"), ("all_charts_ms", "all charts")):
+                s = dig(web, "navigation", name, key)
+                if not isinstance(s, dict) or "median" not in s:
+                    continue
+                add(
+                    f"{what} after navigation, {label}: median (min-max)",
+                    f"{s['median'] / 1e3:.2f} s ({s['min'] / 1e3:.2f}-{s['max'] / 1e3:.2f})",
+                    f"<= {FIRST_CHART_S:g} s" + ("" if key == "first_chart_ms" else " (browser.py's target)"),
+                    verdict(s["median"] / 1e3, FIRST_CHART_S),
+                    "benchmarks.browser",
+                )
+        errors = dig(web, "console_errors")
+        if isinstance(errors, list):
+            add(
+                "browser console and page errors",
+                str(len(errors)),
+                "0",
+                verdict(len(errors), 0),
+                "benchmarks.browser",
+            )
+    else:  # a layout this report does not know: every numeric figure, as the browser wrote it
+        for path, value in flatten(web)[:80]:
+            add(f"browser: {path}", f"{value:.4g}", "", "", "benchmarks.browser")
+
+    naive = results.get("naive")
+    map_row = next((r for r in dig(naive, "rows") or [] if r["row"].startswith("core.stability_map")), None)
+    if map_row:
+        add(
+            "stability map recompute, 64 x 32, N=200: median (min-max)",
+            f"{map_row['median_ms']:.1f} ms ({map_row['min_ms']:.1f}-{map_row['max_ms']:.1f})",
+            f"<= {MAP_MS:g} ms",
+            verdict(map_row["median_ms"], MAP_MS),
+            "benchmarks.naive",
+        )
+    else:
+        add(
+            "stability map recompute, 64 x 32, N=200",
+            missing("naive"),
+            f"<= {MAP_MS:g} ms",
+            "",
+            "benchmarks.naive",
+        )
+    memory = results.get("memory")
+    kernels = (memory or {}).get("kernels") or []
+    if kernels:
+        rss = max(k["rss"] for k in kernels)
+        add(
+            f"dashboard kernel RSS, largest of {len(kernels)} (anonymous; PSS)",
+            f"{rss:.0f} MB ({max(k['anonymous'] for k in kernels):.0f}; "
+            f"{max(k['pss'] for k in kernels):.0f})",
+            f"<= {KERNEL_RSS_MB:g} MB",
+            verdict(rss, KERNEL_RSS_MB),
+            "benchmarks.memory",
+        )
+    else:
+        add("dashboard kernel RSS", missing("memory"), f"<= {KERNEL_RSS_MB:g} MB", "", "benchmarks.memory")
+
+    # The other figures.
+    engine = results.get("engine")
+    if engine is None:
+        add("engine", missing("engine"), "", "", "benchmarks.engine")
+    else:
+        capacity = "x".join(str(v) for v in engine["capacity"])
+        add(
+            f"engine ({capacity}) warm-up (XLA compile)",
+            f"{engine['warm_up_s']:.2f} s ({engine['warm_up_compile_s']:.2f})",
+            source="benchmarks.engine",
+        )
+        for r in engine["runs"]:
+            run, exact = r["engine_run_ms"], r["training_history_ms"]
+            add(
+                f"engine.run N={r['N']}, B={r['B']}, {r['loss']}: median (p95); exact-shape training_history",
+                f"{run['median']:.2f} ms ({run['p95']:.2f}); {exact['median']:.2f} ms ({exact['p95']:.2f})",
+                source="benchmarks.engine",
+            )
+        add(
+            "engine.pad, N=1000, B=512: median",
+            f"{engine['pad_ms_median_1000x512']:.2f} ms",
+            source="benchmarks.engine",
+        )
+    if explorer is not None:
+        add("Explorer() with engine warm-up", f"{explorer['explorer_s']:.2f} s", source="benchmarks.explorer")
+    if naive is None:
+        add("naive comparisons", missing("naive"), "", "", "benchmarks.naive")
+    else:
+        for r in naive["rows"]:
+            runs = f"{r['n']} runs" if r["n"] > 1 else "1 run"
+            add(
+                f"{r['row'].strip()}: median (min-max), {runs}",
+                f"{r['median_ms']:.2f} ms ({r['min_ms']:.2f}-{r['max_ms']:.2f}); "
+                f"{r['ratio']:.2f}x {r['reference']}",
+                source="benchmarks.naive",
+            )
+        for note in naive.get("notes", []):
+            add("note", note, source="benchmarks.naive")
+        bad = [c["check"] for c in naive["checks"] if not c["ok"]]
+        add(
+            "naive paths agree with the engine (final w rtol 1e-4, every step, map cells)",
+            f"{len(naive['checks']) - len(bad)} of {len(naive['checks'])} checks"
+            + (": **failed** " + "; ".join(bad) if bad else ""),
+            "all",
+            "yes" if not bad else "**no**",
+            "benchmarks.naive",
+        )
+    for name, code in codes.items():
+        if code not in (0, None) and results.get(name) is not None:
+            add(f"benchmarks.{name} exit code", str(code), "0", "**no**", f"benchmarks.{name}")
+
+    cells = [[str(c).replace("|", "\\|") for c in r] for r in rows]
+    lines = ["| figure | value | target | met | source |", "|---|---|---|---|---|"]
+    lines += ["| " + " | ".join(r) + " |" for r in cells]
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--browser", action="store_true", help="also run benchmarks.browser (a few minutes)")
+    parser.add_argument("--out", type=Path, help="also write the table here")
+    parser.add_argument(
+        "--json-dir", type=Path, help="keep the benchmarks' JSON here (default: a temporary folder)"
+    )
+    args = parser.parse_args(argv)
+
+    env = dict(os.environ)
+    env.setdefault("JAX_PLATFORMS", "cpu")
+    info = {"date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), **machine()}
+    names = ["engine", "explorer", "naive"] + (["browser", "memory"] if args.browser else [])
+    results, codes = {}, {}
+    with tempfile.TemporaryDirectory(prefix="scanlab-bench-") as temporary:
+        folder = args.json_dir or Path(temporary)
+        folder.mkdir(parents=True, exist_ok=True)
+        for name in names:
+            results[name], codes[name] = run_benchmark(name, folder, env)
+    text = table(info, results, codes)
+    print(text)
+    if args.out:
+        args.out.write_text(text + "\n")
+    failed = any(code != 0 for code in codes.values())
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
