@@ -5,7 +5,17 @@ Pure JAX and NumPy; no UI imports and no module-level state.
 
 from core.data import Draws, batches_from_draws, draw_batches, make_batches
 from core.stability import StabilityMap, stability_map
-from core.theory import REGIMES, Moments, average_loss, critical_lr, moments, optimum, regime, step_factors
+from core.theory import (
+    REGIMES,
+    Moments,
+    average_loss,
+    critical_lr,
+    critical_lrs,
+    moments,
+    optimum,
+    regime,
+    step_factors,
+)
 from core.training import (
     DIVERGENCE_RATIO,
     History,
@@ -30,6 +40,7 @@ __all__ = [
     "average_loss",
     "batches_from_draws",
     "critical_lr",
+    "critical_lrs",
     "draw_batches",
     "make_batches",
     "moments",

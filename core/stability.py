@@ -30,7 +30,7 @@ import numpy as np
 from jax import lax
 
 from core._checks import LOSSES, check_fits, check_scalar, is_traced
-from core.theory import critical_lr, moments, optimum
+from core.theory import critical_lrs, moments, optimum
 from core.training import DIVERGENCE_RATIO, PaddedBatches
 
 
@@ -254,12 +254,8 @@ def stability_map(batches, lrs, batch_sizes, *, w0, n=None) -> StabilityMap:
     for k, b in enumerate(batch_sizes):
         data = moments(x[:, :b], y[:, :b])
         w_star[k] = optimum(data)
-        critical["sum"][k] = critical_lr(data, loss="sum")
-        # critical_lr works in u = lr / scale and returns scale * u, so the mean's is B times the
-        # sum's, bit for bit, except with one distinct S_k, where it is B/S (not B*(1/S)) and cheap:
-        # this halves the bisections, which are most of this function's time.
-        single = np.unique(data.sxx[data.sxx > 0]).size <= 1
-        critical["mean"][k] = critical_lr(data, loss="mean") if single else b * critical["sum"][k]
+        for loss, value in critical_lrs(data).items():  # one search for both: most of this time
+            critical[loss][k] = value
 
     finals = np.asarray(finals).astype(np.float64)
     diverged = np.asarray(diverged)

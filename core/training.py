@@ -13,6 +13,7 @@ diverging run amplifies that last bit (measured: 2 of 24 diverging cases at B = 
 
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 import jax
@@ -395,6 +396,15 @@ class HistoryEngine:
     def histories(self, w, lr, batches: PaddedBatches) -> dict:
         """{"sum": History, "mean": History} of the first `batches.n` steps, from one run of the
         compiled scan (both carries advance in the same loop); each is what `run` returns."""
+        return self.start(w, lr, batches)()
+
+    def start(self, w, lr, batches: PaddedBatches):
+        """Start `histories(w, lr, batches)` and return a function that waits for it and returns it.
+
+        JAX dispatches the compiled scan asynchronously and this returns at once (about 0.1 ms);
+        host work done before calling the result runs while the scan does, instead of after it
+        (seed 004: the host waits only where it reads a value). Arguments are checked here.
+        """
         check_scalar("w", w)
         check_scalar("lr", lr)
         reject_traced("HistoryEngine.run", w, lr)
@@ -418,7 +428,7 @@ class HistoryEngine:
         if w_star is None or x is not batches.x:  # not made by pad(), or another carry dtype
             w_star = _w_star(x, y, n, b)
         outputs = _history_kernel(np.asarray(w, dtype=dtype), np.asarray(lr, dtype=dtype), x, y, n, b, w_star)
-        return _histories_from(outputs, batches.n)
+        return functools.partial(_histories_from, outputs, batches.n)
 
     def history(self, w, lr, x_batches, y_batches, *, loss="sum") -> History:
         """`training_history` through the engine: pad, then run."""

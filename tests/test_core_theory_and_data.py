@@ -33,6 +33,23 @@ def test_varying_batches_critical_lr_is_where_the_product_reaches_one(n, b, seed
         assert max(log_product(lr) for lr in grid) < 0
 
 
+@pytest.mark.parametrize(
+    "x",
+    [
+        core.make_batches(300, 37, seed=8)[0],  # varying batches: one bisection serves both losses
+        core.make_batches(6, 5, seed=0, kind="ones")[0],  # one distinct S: B/S, not B*(1/S)
+        np.tile(core.make_batches(1, 7, seed=3)[0], (4, 1)),
+        np.zeros((3, 2), np.float32),  # inf for both
+    ],
+)
+def test_critical_lrs_are_critical_lr_for_both_losses_bit_for_bit(x):
+    both = core.critical_lrs(x)
+    assert set(both) == {"sum", "mean"}
+    for loss, value in both.items():
+        assert value == core.critical_lr(x, loss=loss)
+        assert value == core.critical_lrs(core.moments(x))[loss]
+
+
 def test_all_zero_inputs_never_move():
     x = np.zeros((3, 2), np.float32)
     assert core.critical_lr(x) == float("inf")
