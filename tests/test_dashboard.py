@@ -162,7 +162,7 @@ def test_first_page_shows_the_default_run(dashboard):
     assert "converging monotonically" in body
     assert "Explorer.from_environment" not in dashboard.page.content()  # sources are stripped
     if SCREENSHOT:  # the whole page: Voila scrolls inside its own container, so grow the window instead
-        dashboard.page.set_viewport_size({"width": 1280, "height": 2500})
+        dashboard.page.set_viewport_size({"width": 1280, "height": 3200})
         dashboard.page.wait_for_timeout(1500)
         dashboard.page.screenshot(path=SCREENSHOT)
 
