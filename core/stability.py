@@ -31,7 +31,7 @@ from jax import lax
 
 from core._checks import LOSSES, check_fits, check_scalar, is_traced
 from core.theory import critical_lrs, moments, optimum
-from core.training import DIVERGENCE_RATIO, PaddedBatches
+from core.training import DIVERGENCE_RATIO, check_padded
 
 
 class StabilityMap(NamedTuple):
@@ -172,18 +172,6 @@ def _check_batch_sizes(batch_sizes, columns: int) -> np.ndarray:
     return array.astype(np.int64)
 
 
-def _check_batches(batches) -> None:
-    if not isinstance(batches, PaddedBatches):
-        raise TypeError(
-            f"batches must be the PaddedBatches that HistoryEngine.pad returns, got {type(batches).__name__}"
-        )
-    rows, columns = batches.x.shape
-    counts = (batches.n, batches.b)
-    whole = all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in counts)
-    if not whole or not (1 <= batches.n <= rows and 1 <= batches.b <= columns):
-        raise ValueError(f"batches has n={batches.n}, b={batches.b} outside its ({rows}, {columns}) arrays")
-
-
 def _check_n(n, limit: int) -> int:
     if n is None:
         return limit
@@ -228,7 +216,7 @@ def stability_map(batches, lrs, batch_sizes, *, w0, n=None) -> StabilityMap:
       finite real scalar (or overflowing the carry dtype); `n` not an integer in 1..batches.n. Every
       argument must be concrete (this returns NumPy arrays, so it does not run under `jax.jit`).
     """
-    _check_batches(batches)
+    check_padded(batches)
     n = _check_n(n, batches.n)
     dtype = jnp.dtype(batches.x.dtype)
     wide = _wide(dtype)

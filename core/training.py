@@ -66,6 +66,19 @@ class PaddedBatches(NamedTuple):
     w_star: jax.Array | None = None
 
 
+def check_padded(batches) -> None:
+    """A `PaddedBatches` whose n and b are whole numbers that fit its arrays."""
+    if not isinstance(batches, PaddedBatches):
+        raise TypeError(
+            f"batches must be the PaddedBatches that HistoryEngine.pad returns, got {type(batches).__name__}"
+        )
+    rows, columns = batches.x.shape
+    counts = (batches.n, batches.b)
+    whole = all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in counts)
+    if not whole or not (1 <= batches.n <= rows and 1 <= batches.b <= columns):
+        raise ValueError(f"batches has n={batches.n}, b={batches.b} outside its ({rows}, {columns}) arrays")
+
+
 def _rounded(value, keep):
     """`value` where `keep` holds, else 0: a select that also rounds `value` on its own.
 
@@ -376,10 +389,7 @@ class HistoryEngine:
         """The first n rows and b columns of `batches` as batches of their own, without copying:
         the engine ignores rows past n and columns past b, so this is `pad(x[:n, :b], y[:n, :b])`
         for every result, at the cost of one w* (a slider on N or B pads nothing)."""
-        if not isinstance(batches, PaddedBatches):
-            raise TypeError(
-                f"batches must be the PaddedBatches that pad() returns, got {type(batches).__name__}"
-            )
+        check_padded(batches)
         for name, value, limit in (("n", n, batches.n), ("b", b, batches.b)):
             if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
                 raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
@@ -408,17 +418,7 @@ class HistoryEngine:
         check_scalar("w", w)
         check_scalar("lr", lr)
         reject_traced("HistoryEngine.run", w, lr)
-        if not isinstance(batches, PaddedBatches):
-            raise TypeError(
-                f"batches must be the PaddedBatches that pad() returns, got {type(batches).__name__}"
-            )
-        rows, columns = batches.x.shape
-        counts = (batches.n, batches.b)
-        whole = all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in counts)
-        if not whole or not (1 <= batches.n <= rows and 1 <= batches.b <= columns):
-            raise ValueError(
-                f"batches has n={batches.n}, b={batches.b} outside its ({rows}, {columns}) arrays"
-            )
+        check_padded(batches)
         dtype = carry_dtype(w, batches.x.dtype)
         check_fits("w", w, dtype)
         check_fits("lr", lr, dtype)
