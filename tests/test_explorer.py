@@ -4,12 +4,14 @@ exactly what core computes into the figures, and bad values never break a chart.
 import types
 
 import numpy as np
+import plotly.graph_objects as go
 import pytest
 from traitlets import TraitError
 
 import core
 from tests.reference import batches_for
 from widgets import DEFAULTS, PRESETS, Explorer
+from widgets.figures import BUNDLE_PATH, bundle_url, figure_widget
 from widgets.model import LOSSES, MAP_BATCH_SIZES, MAP_LRS
 from widgets.settings import RANGES
 
@@ -317,3 +319,21 @@ def test_stability_map_click_sets_lr_and_b(explorer):
     np.testing.assert_allclose(explorer.settings.lr, MAP_LRS[10], rtol=1e-5)  # 6 significant digits
     panel._clicked(panel.figure.data[0], types.SimpleNamespace(xs=[], ys=[]), None)  # nothing picked
     assert explorer.settings.B == MAP_BATCH_SIZES[20]
+
+
+def test_figures_load_plotly_from_the_served_bundle(tmp_path):
+    (tmp_path / BUNDLE_PATH).parent.mkdir(parents=True)
+    (tmp_path / BUNDLE_PATH).write_text("export default {}")
+    page = "http://127.0.0.1:8866/?lr=0.1"
+    assert bundle_url(page, "/", root=tmp_path) == f"http://127.0.0.1:8866/voila/files/{BUNDLE_PATH}"
+    assert bundle_url("https://hub.example/u/x/?N=3", "/u/x/", root=tmp_path) == (
+        f"https://hub.example/u/x/voila/files/{BUNDLE_PATH}"
+    )
+    assert bundle_url(page, "/", root=tmp_path / "missing") is None  # make run did not copy it
+    assert bundle_url("", "/", root=tmp_path) is None  # JupyterLab: no page URL
+    assert bundle_url("javascript:alert(1)", "/", root=tmp_path) is None
+    assert figure_widget(None) is go.FigureWidget
+    url = bundle_url(page, "/", root=tmp_path)
+    figure = figure_widget(url)(data=[go.Scatter(y=[1.0, 2.0])])
+    assert figure._esm == url and isinstance(figure, figure_widget(url))  # one class per address
+    assert len(go.FigureWidget()._esm) > 1_000_000  # what each chart used to carry

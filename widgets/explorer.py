@@ -140,7 +140,11 @@ def _wait_for_request() -> None:
 
 class Explorer:
     """The explorer's state and widgets: `controls` is the sticky control panel, `figures` the
-    FigureWidgets by chart name, and `show(...)` lays charts side by side."""
+    FigureWidgets by chart name, `stability` the stability map panel, and `show(...)` lays charts
+    side by side ("stability" names the map).
+
+    `model` shares a warmed-up `Model`; `bundle_url` is where the page serves Plotly's widget bundle
+    (`widgets.figures.bundle_url`); `background=False` computes the map in the callback itself."""
 
     def __init__(
         self,

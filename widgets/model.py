@@ -1,8 +1,10 @@
 """What the charts show, computed by `core` for one `Settings`; no UI here.
 
-`Model.compute` caches what depends only on the data (draws, padded batches, moments, w*, critical
-learning rates), so moving lr or w0 reruns only the compiled engine and the closed forms over the
-cached moments.
+`Model.compute` caches what depends only on the data: the largest data set of a seed, kind, true_w
+and noise, drawn and padded once (every N and B is its corner), and the moments, w* and critical
+learning rates of the current (N, B). Moving lr or w0 reruns only the compiled engine and the closed
+forms over the cached moments. `Model.stability` computes the lr x B map (on the panel's worker
+thread) from the same padded data.
 """
 
 from __future__ import annotations
@@ -129,8 +131,8 @@ class Model:
     def compute(self, s: Settings) -> Result:
         key = (s.N, s.B, s.seed, s.kind, s.true_w, s.noise)
         data = self._data if self._data is not None and self._data.key == key else None
-        # The scan is dispatched first and collected last: JAX runs it on its own thread while the
-        # NumPy theory below is computed (a move of B saved 2 ms of its 6 this way).
+        # The scan is dispatched first and collected last: JAX runs it on its own threads while the
+        # NumPy theory below is computed.
         if data is None:
             batches = self.engine.corner(self._full_for(s).batches, s.N, s.B)
             # Waiting for w* first lets the scan run while NumPy works; dispatched on a pending w*,
