@@ -4,6 +4,7 @@ Pure JAX and NumPy; no UI imports and no module-level state.
 """
 
 from core.data import Draws, batches_from_draws, draw_batches, make_batches
+from core.exercise import MISTAKES, Finding, Report, check_training_step
 from core.stability import StabilityMap, stability_map
 from core.theory import (
     REGIMES,
@@ -30,15 +31,19 @@ from core.training import (
 __all__ = [
     "DIVERGENCE_RATIO",
     "Draws",
+    "Finding",
+    "MISTAKES",
     "REGIMES",
     "History",
     "Moments",
     "HistoryEngine",
     "PaddedBatches",
+    "Report",
     "StabilityMap",
     "accumulated_gradient_step",
     "average_loss",
     "batches_from_draws",
+    "check_training_step",
     "critical_lr",
     "critical_lrs",
     "draw_batches",

@@ -1,0 +1,547 @@
+"""check_training_step against a catalogue of learners' scan_training_step, right and wrong.
+
+Each implementation below is written the way a learner would write it, in several styles (the
+seed's closure over lr, lr in the carry, fori_loop, a Python loop inside jit, a Python loop outside
+jit around a jitted step, plain NumPy). Each must get exactly its codes; every failing finding must
+print the numbers it compares.
+"""
+
+import functools
+import math
+import threading
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax import lax
+
+import core
+from core import exercise
+
+
+def loss(w, x, y):
+    error = w * x - y
+    squares = error**2
+    return squares.sum()
+
+
+grad = jax.grad(loss)
+
+
+# --- right --------------------------------------------------------------------------------------
+
+
+def seed_closure(w, lr, x_batches, y_batches):
+    def step(w, batch):
+        x, y = batch
+        g = grad(w, x, y)
+        new_w = w - lr * g
+        return new_w, None
+
+    final_w, _ = lax.scan(step, w, (x_batches, y_batches))
+    return final_w
+
+
+def lr_in_carry(w, lr, x_batches, y_batches):
+    def step(carry, batch):
+        w, lr = carry
+        x, y = batch
+        gradient = 2 * jnp.sum((w * x - y) * x)
+        return (w - lr * gradient, lr), None
+
+    (final_w, _), _ = lax.scan(step, (w, lr), (x_batches, y_batches))
+    return final_w
+
+
+@jax.jit
+def jitted_fori_loop(w, lr, x_batches, y_batches):
+    def body(i, w):
+        return w - lr * grad(w, x_batches[i], y_batches[i])
+
+    return lax.fori_loop(0, x_batches.shape[0], body, w)
+
+
+@jax.jit
+def scan_over_indices(w, lr, x_batches, y_batches):
+    def step(w, i):
+        return w - lr * grad(w, x_batches[i], y_batches[i]), None
+
+    w, _ = lax.scan(step, w, jnp.arange(x_batches.shape[0]))
+    return w
+
+
+# --- wrong: the numbers -------------------------------------------------------------------------
+
+
+def accumulated_with_vmap(w, lr, x_batches, y_batches):
+    grads = jax.vmap(grad, in_axes=(None, 0, 0))(w, x_batches, y_batches)
+    return w - lr * grads.sum()
+
+
+def accumulated_in_scan(w, lr, x_batches, y_batches):
+    def step(total, batch):
+        x, y = batch
+        return total + grad(w, x, y), None
+
+    total, _ = lax.scan(step, jnp.zeros_like(w), (x_batches, y_batches))
+    return w - lr * total
+
+
+def first_row_python_loop(w, lr, x_batches, y_batches):
+    for i in range(len(x_batches)):  # noqa: B007 - the mistake: x_batches[0], not x_batches[i]
+        w = w - lr * grad(w, x_batches[0], y_batches[0])
+    return w
+
+
+def first_row_scan_without_xs(w, lr, x_batches, y_batches):
+    def step(w, _):
+        x, y = x_batches[0], y_batches[0]
+        return w - lr * grad(w, x, y), None
+
+    final_w, _ = lax.scan(step, w, None, length=x_batches.shape[0])
+    return final_w
+
+
+def reversed_scan(w, lr, x_batches, y_batches):
+    def step(w, batch):
+        x, y = batch
+        return w - lr * grad(w, x, y), None
+
+    final_w, _ = lax.scan(step, w, (x_batches, y_batches), reverse=True)
+    return final_w
+
+
+def shuffled_batches(w, lr, x_batches, y_batches):
+    order = jax.random.permutation(jax.random.key(1), x_batches.shape[0])
+
+    def step(w, batch):
+        x, y = batch
+        return w - lr * grad(w, x, y), None
+
+    final_w, _ = lax.scan(step, w, (x_batches[order], y_batches[order]))
+    return final_w
+
+
+@jax.jit
+def skips_first_row_in_jit(w, lr, x_batches, y_batches):
+    for i in range(1, x_batches.shape[0]):
+        w = w - lr * grad(w, x_batches[i], y_batches[i])
+    return w
+
+
+def fori_loop_one_step_too_many(w, lr, x_batches, y_batches):
+    def body(i, w):
+        return w - lr * grad(w, x_batches[i], y_batches[i])
+
+    return lax.fori_loop(0, x_batches.shape[0] + 1, body, w)
+
+
+def mean_loss(w, lr, x_batches, y_batches):
+    def step(w, batch):
+        x, y = batch
+        g = jax.grad(lambda w: jnp.mean((w * x - y) ** 2))(w)
+        return w - lr * g, None
+
+    final_w, _ = lax.scan(step, w, (x_batches, y_batches))
+    return final_w
+
+
+def no_factor_two(w, lr, x_batches, y_batches):
+    def step(w, batch):
+        x, y = batch
+        gradient = jnp.sum((w * x - y) * x)
+        return w - lr * gradient, None
+
+    final_w, _ = lax.scan(step, w, (x_batches, y_batches))
+    return final_w
+
+
+def gradient_ascent(w, lr, x_batches, y_batches):
+    def step(w, batch):
+        x, y = batch
+        return w + lr * grad(w, x, y), None
+
+    final_w, _ = lax.scan(step, w, (x_batches, y_batches))
+    return final_w
+
+
+# --- wrong: what comes back ---------------------------------------------------------------------
+
+
+def weights_of_every_step(w, lr, x_batches, y_batches):
+    def step(w, batch):
+        x, y = batch
+        new_w = w - lr * grad(w, x, y)
+        return new_w, new_w
+
+    _, weights = lax.scan(step, w, (x_batches, y_batches))
+    return weights
+
+
+def whole_scan_result(w, lr, x_batches, y_batches):
+    def step(w, batch):
+        x, y = batch
+        return w - lr * grad(w, x, y), None
+
+    return lax.scan(step, w, (x_batches, y_batches))
+
+
+def python_list_of_weights(w, lr, x_batches, y_batches):
+    weights = [w]
+    for x, y in zip(x_batches, y_batches, strict=True):
+        w = w - lr * grad(w, x, y)
+        weights.append(w)
+    return jnp.stack(weights)
+
+
+def carry_as_python_float(w, lr, x_batches, y_batches):
+    w = jnp.asarray(w, dtype=float)
+
+    def step(w, batch):
+        x, y = batch
+        return w - lr * grad(w, x, y), None
+
+    final_w, _ = lax.scan(step, w, (x_batches, y_batches))
+    return final_w
+
+
+def returns_float(w, lr, x_batches, y_batches):
+    final_w, _ = lax.scan(lambda w, b: (w - lr * grad(w, *b), None), w, (x_batches, y_batches))
+    return float(final_w)
+
+
+def numpy_float64_loop(w, lr, x_batches, y_batches):
+    w = float(w)
+    xs = np.asarray(x_batches, dtype=np.float64)
+    ys = np.asarray(y_batches, dtype=np.float64)
+    for x, y in zip(xs, ys, strict=True):
+        gradient = 2 * np.sum((w * x - y) * x)
+        w = w - lr * gradient
+    return w
+
+
+# --- wrong: jit, scan and the host --------------------------------------------------------------
+
+
+@functools.partial(jax.jit, static_argnums=1)
+def lr_static_argnum(w, lr, x_batches, y_batches):
+    return seed_closure(w, lr, x_batches, y_batches)
+
+
+def checks_lr_is_positive(w, lr, x_batches, y_batches):
+    if lr <= 0:
+        raise ValueError("the learning rate must be positive")
+    return seed_closure(w, lr, x_batches, y_batches)
+
+
+def lr_made_a_float(w, lr, x_batches, y_batches):
+    lr = float(lr)
+    return lr_in_carry(w, lr, x_batches, y_batches)
+
+
+def static_lr_for_numbers(w, lr, x_batches, y_batches):
+    if isinstance(lr, (int, float)):  # a number is hashable: one compiled program per lr value
+        return lr_static_argnum(w, lr, x_batches, y_batches)
+    return seed_closure(w, lr, x_batches, y_batches)
+
+
+@jax.jit
+def python_loop_in_jit(w, lr, x_batches, y_batches):
+    for i in range(x_batches.shape[0]):
+        w = w - lr * grad(w, x_batches[i], y_batches[i])
+    return w
+
+
+@jax.jit
+def jitted_step(w, lr, x, y):
+    return w - lr * grad(w, x, y)
+
+
+def python_loop_around_jitted_step(w, lr, x_batches, y_batches):
+    for x, y in zip(x_batches, y_batches, strict=True):
+        w = jitted_step(w, lr, x, y)
+    return w
+
+
+def while_loop(w, lr, x_batches, y_batches):
+    def cond(state):
+        i, _ = state
+        return i < x_batches.shape[0]
+
+    def body(state):
+        i, w = state
+        return i + 1, w - lr * grad(w, x_batches[i], y_batches[i])
+
+    _, final_w = lax.while_loop(cond, body, (0, w))
+    return final_w
+
+
+def stops_early(w, lr, x_batches, y_batches):
+    for x, y in zip(x_batches, y_batches, strict=True):
+        g = grad(w, x, y)
+        if abs(float(g)) < 1e-12:
+            break
+        w = w - lr * g
+    return w
+
+
+def prints_in_the_body(w, lr, x_batches, y_batches):
+    def step(w, batch):
+        x, y = batch
+        new_w = w - lr * grad(w, x, y)
+        print("w =", float(new_w))
+        return new_w, None
+
+    final_w, _ = lax.scan(step, w, (x_batches, y_batches))
+    return final_w
+
+
+# --- wrong: raises, or never returns ------------------------------------------------------------
+
+
+def forgets_to_unpack(w, lr, x_batches, y_batches):
+    def step(w, batch):
+        new_w = w - lr * grad(w, batch)
+        return new_w, None
+
+    final_w, _ = lax.scan(step, w, (x_batches, y_batches))
+    return final_w
+
+
+def body_returns_only_the_weight(w, lr, x_batches, y_batches):
+    def step(w, batch):
+        x, y = batch
+        return w - lr * grad(w, x, y)
+
+    final_w, _ = lax.scan(step, w, (x_batches, y_batches))
+    return final_w
+
+
+def forgets_to_count(w, lr, x_batches, y_batches):
+    i = 0
+    while i < x_batches.shape[0]:
+        w = w - lr * grad(w, x_batches[i], y_batches[i])
+    return w
+
+
+RIGHT = {
+    "seed's closure over lr": seed_closure,
+    "lr in the carry": lr_in_carry,
+    "jitted fori_loop": jitted_fori_loop,
+    "jitted scan over indices": scan_over_indices,
+    "core.scan_training_step": core.scan_training_step,
+}
+
+WRONG = {
+    "vmap of gradients at w": (accumulated_with_vmap, {"accumulated_gradients"}),
+    "gradients summed in a scan": (accumulated_in_scan, {"accumulated_gradients"}),
+    "x_batches[0] in a Python loop": (first_row_python_loop, {"reused_first_row"}),
+    "scan without xs": (first_row_scan_without_xs, {"reused_first_row"}),
+    "reverse=True": (reversed_scan, {"wrong_order"}),
+    "shuffled batches": (shuffled_batches, {"wrong_order"}),
+    "range(1, N) in jit": (skips_first_row_in_jit, {"off_by_one"}),
+    "fori_loop to N + 1": (fori_loop_one_step_too_many, {"off_by_one"}),
+    "weights of every step": (weights_of_every_step, {"returns_history"}),
+    "whole scan result": (whole_scan_result, {"returns_history"}),
+    "Python list of weights": (python_list_of_weights, {"returns_history", "not_scan"}),
+    "mean loss": (mean_loss, {"mean_not_sum"}),
+    "no factor 2": (no_factor_two, {"missing_factor_two"}),
+    "gradient ascent": (gradient_ascent, {"wrong_sign"}),
+    "dtype=float carry": (carry_as_python_float, {"dtype_changed"}),
+    "returns float()": (returns_float, {"dtype_changed", "host_sync"}),
+    "NumPy float64 loop": (numpy_float64_loop, {"dtype_changed", "host_sync"}),
+    "static_argnums=1": (lr_static_argnum, {"static_lr"}),
+    "if lr <= 0": (checks_lr_is_positive, {"static_lr"}),
+    "float(lr)": (lr_made_a_float, {"static_lr"}),
+    "static lr for numbers": (static_lr_for_numbers, {"static_lr"}),
+    "Python loop in jit": (python_loop_in_jit, {"not_scan"}),
+    "Python loop around a jitted step": (python_loop_around_jitted_step, {"not_scan"}),
+    "while_loop": (while_loop, {"not_scan"}),
+    "early stop on float(g)": (stops_early, {"host_sync"}),
+    "float() in the body": (prints_in_the_body, {"host_sync"}),
+    "batch not unpacked": (forgets_to_unpack, {"error"}),
+    "body returns no pair": (body_returns_only_the_weight, {"error"}),
+}
+
+
+def number_texts(value):
+    """The texts a message shows for a finding's numbers (6 significant digits)."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return []
+    if isinstance(value, list):
+        return [t for v in value for t in number_texts(v)]
+    if isinstance(value, int):
+        return [str(value)]
+    return [f"{value:.6g}"]
+
+
+def test_mistakes_are_the_issues_codes_in_order():
+    assert core.MISTAKES == (
+        "accumulated_gradients",
+        "reused_first_row",
+        "wrong_order",
+        "off_by_one",
+        "returns_history",
+        "mean_not_sum",
+        "missing_factor_two",
+        "wrong_sign",
+        "dtype_changed",
+        "static_lr",
+        "not_scan",
+        "host_sync",
+        "error",
+    )
+    assert core.Finding._fields == ("code", "passed", "message", "hint", "expected", "actual")
+    assert core.Report._fields == ("passed", "mistakes", "findings")
+
+
+@pytest.mark.parametrize("name", RIGHT)
+def test_right_implementations_pass(name):
+    report = core.check_training_step(RIGHT[name])
+    assert report.mistakes == frozenset(), report
+    assert report.passed, report
+    assert [f.code for f in report.findings] == list(exercise.CHECKS)
+    assert all(f.passed and f.hint == "" for f in report.findings)
+    assert "0.64 on seed 000's example" in report.findings[0].message
+
+
+@pytest.mark.parametrize("name", WRONG)
+def test_each_mistake_gets_exactly_its_codes(name):
+    fn, codes = WRONG[name]
+    report = core.check_training_step(fn)
+    assert report.mistakes == frozenset(codes), [f.message for f in report.findings if not f.passed]
+    assert not report.passed
+    assert len(report.findings) == len(exercise.CHECKS)
+    for finding in report.findings:
+        if finding.passed:
+            continue
+        assert finding.message
+        for text in number_texts(finding.expected) + number_texts(finding.actual):
+            assert text in finding.message, (text, finding.message)
+        assert finding.hint.startswith("Seed 000")
+
+
+def finding(report, code):
+    (found,) = [f for f in report.findings if f.code == code]
+    return found
+
+
+def test_accumulated_gradients_say_the_seeds_0_8_not_0_64():
+    found = finding(core.check_training_step(accumulated_with_vmap), "accumulated_gradients")
+    assert found.expected == pytest.approx(0.64) and found.actual == pytest.approx(0.8)
+    assert "returns 0.8; the sequential updates give 0.64" in found.message
+    assert "w=0.8 instead of 0.64" in found.hint
+
+
+def test_order_and_off_by_one_name_the_rows_used():
+    assert "rows 2, 1, 0" in finding(core.check_training_step(reversed_scan), "wrong_order").message
+    assert "rows 2, 0, 1" in finding(core.check_training_step(shuffled_batches), "wrong_order").message
+    found = finding(core.check_training_step(fori_loop_one_step_too_many), "off_by_one")
+    assert "4 steps on rows 0, 1, 2, 2 give, instead of 3 steps on rows 0 to 2" in found.message
+
+
+def test_history_message_shows_the_weights():
+    found = finding(core.check_training_step(weights_of_every_step), "returns_history")
+    assert "the weight after every step" in found.message and len(found.actual) == 3
+    assert found.actual[-1] == pytest.approx(found.expected, rel=1e-5)
+    found = finding(core.check_training_step(whole_scan_result), "returns_history")
+    assert "(final carry, per-step outputs)" in found.message and ", None)" in found.actual
+
+
+def test_exception_names_the_learners_line_not_jax_internals():
+    report = core.check_training_step(forgets_to_unpack)
+    for found in report.findings:
+        assert found.code == "error"
+        assert "TypeError at line" in found.message
+        assert "of step() in test_core_exercise.py: `new_w = w - lr * grad(w, batch)`" in found.message
+        assert "missing 1 required positional argument: 'y'" in found.message
+        assert "jax/_src" not in found.message and "site-packages" not in found.message
+        assert len(found.message) < 600
+    message = report.findings[0].message
+    assert message.startswith("On seed 000's example (w = 0, lr = 0.1,")
+
+
+def test_static_lr_says_why_and_host_sync_is_told_apart():
+    found = finding(core.check_training_step(checks_lr_is_positive), "static_lr")
+    assert "TracerBoolConversionError at line" in found.message and "`if lr <= 0:`" in found.message
+    assert "With lr a fixed number (lr = 0.125) it runs" in found.message
+    found = finding(core.check_training_step(static_lr_for_numbers), "static_lr")
+    assert "traces or compiles again for every new lr value" in found.message
+    assert found.expected == 0 and found.actual >= 1
+    report = core.check_training_step(stops_early)
+    found = finding(report, "host_sync")
+    assert "ConcretizationTypeError at line" in found.message and "float(g)" in found.message
+    assert finding(report, "loop").message.startswith("Not judged")
+
+
+def test_not_scan_is_reported_only_when_the_numbers_are_right():
+    report = core.check_training_step(first_row_python_loop)
+    assert report.mistakes == {"reused_first_row"}
+    assert finding(report, "loop").message.startswith("Not judged until the final weights are right.")
+    found = finding(core.check_training_step(python_loop_in_jit), "not_scan")
+    assert "grows with N" in found.message and found.actual > found.expected
+    found = finding(core.check_training_step(while_loop), "not_scan")
+    assert "lax.while_loop" in found.message
+
+
+def test_unexplained_numbers_fail_without_a_public_code():
+    def swaps_x_and_y(w, lr, x_batches, y_batches):
+        return seed_closure(w, lr, y_batches, x_batches)
+
+    report = core.check_training_step(swaps_x_and_y)
+    assert not report.passed and report.mistakes == frozenset()
+    assert report.findings[0].code == exercise.WRONG_RESULT
+    assert "No single known mistake gives this" in report.findings[0].message
+
+    def forgets_the_carry(w, lr, x_batches, y_batches):
+        lax.scan(lambda c, b: (c - lr * grad(c, *b), None), w, (x_batches, y_batches))
+        return w
+
+    found = core.check_training_step(forgets_the_carry).findings[0]
+    assert found.code == exercise.WRONG_RESULT and "is the initial weight w = 0" in found.message
+
+    def forgets_to_return(w, lr, x_batches, y_batches):
+        final_w, _ = lax.scan(lambda c, b: (c - lr * grad(c, *b), None), w, (x_batches, y_batches))
+
+    report = core.check_training_step(forgets_to_return)
+    assert not report.passed and report.mistakes == frozenset()
+    assert "returns None (is its return statement missing?)" in report.findings[0].message
+    assert report.findings[1].message.startswith("Not judged")
+
+
+def test_infinite_loop_reports_too_slow_and_the_process_stays_usable():
+    start = time.perf_counter()
+    report = core.check_training_step(forgets_to_count, timeout=1)
+    assert time.perf_counter() - start < 8
+    assert report.mistakes == {"error"}
+    assert [f.code for f in report.findings] == ["error"] * len(exercise.CHECKS)
+    assert all(f.message.startswith("too slow: did not return within 1 s") for f in report.findings)
+    deadline = time.monotonic() + 10
+    while any(t.name.startswith("scanlab-check") for t in threading.enumerate()):
+        assert time.monotonic() < deadline, "a stuck check thread was not interrupted"
+        time.sleep(0.05)
+    assert core.check_training_step(seed_closure).passed
+
+
+def test_the_designed_cases_tell_every_pattern_apart():
+    seed, rows, single = (exercise._outcomes(case) for case in exercise._CASES)
+    assert seed["correct"][0][0] == pytest.approx(0.64) and seed["accumulated_gradients"][0][0] == 0.8
+    # On the distinct batches every model of every pattern is 4 % or more from every other pattern's.
+    values = [(p, v) for p, models in rows.items() for v, _ in models]
+    gaps = [abs(a - b) / max(1, abs(a), abs(b)) for p, a in values for q, b in values if p != q]
+    assert min(gaps) > 0.04
+    # A learner making one mistake is diagnosed as that mistake, whichever of its models it matches.
+    for pattern in exercise._PATTERNS[1:]:
+        around = [(models[pattern] or models["correct"])[0][0] for models in (seed, single)]
+        for value, _ in rows[pattern]:
+            assert exercise._diagnose([around[0], value, around[1]])[0] == pattern, (pattern, value)
+
+
+def test_bad_use_of_the_checker():
+    with pytest.raises(TypeError, match="fn must be callable"):
+        core.check_training_step(0.64)
+    for timeout in (0, -1, math.nan, math.inf, True, "10", None):
+        with pytest.raises(ValueError, match="timeout must be a finite positive number"):
+            core.check_training_step(seed_closure, timeout=timeout)
