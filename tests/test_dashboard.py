@@ -13,6 +13,7 @@ import signal
 import socket
 import subprocess
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -222,6 +223,20 @@ def test_clicking_the_stability_map_sets_lr_and_b(dashboard):
         f"showed the clicked cell lr = {lr}, B = {b}",
     )
     assert float(dashboard.slider("B").locator(".noUi-handle").get_attribute("aria-valuenow")) == b
+
+
+@pytest.mark.parametrize(
+    "path", ["voila/render/exercise.ipynb", "exercise.ipynb", "voila/files/exercise.ipynb"]
+)
+def test_the_server_never_serves_the_exercise(dashboard_url, path):
+    # exercise.ipynb runs a learner's code: it is for JupyterLab, never for the dashboard's visitors.
+    try:
+        with urllib.request.urlopen(dashboard_url + path, timeout=30) as response:
+            status, body = response.status, response.read().decode(errors="replace")
+    except urllib.error.HTTPError as error:
+        status, body = error.code, ""
+    assert status in (403, 404), (status, body[:200])
+    assert "scan_training_step" not in body
 
 
 @pytest.mark.parametrize("preset", PRESETS)

@@ -1,0 +1,95 @@
+"""Exercise mode in the notebook: `exercise(fn)` checks a learner's `scan_training_step` with
+`core.check_training_step` and shows the report as a table, one green or red row per check.
+
+For JupyterLab (exercise.ipynb); the dashboard never runs it, since a dashboard never executes a
+visitor's code.
+"""
+
+from __future__ import annotations
+
+import html
+
+import numpy as np
+
+import core
+
+_PASS, _FAIL = "#e6f4ea", "#fce8e6"  # row backgrounds: green, red
+
+
+def _number(value) -> str:
+    """A value of a finding in a few significant digits (lists elementwise)."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    array = np.asarray(value, dtype=object)
+    if array.ndim == 0:
+        try:
+            return f"{float(value):.6g}"
+        except (TypeError, ValueError):
+            return str(value)
+    return "[" + ", ".join(_number(v) for v in array.ravel().tolist()) + "]"
+
+
+class ExerciseReport:
+    """The checker's `core.Report` (as `.report`), shown as an HTML table in a notebook."""
+
+    def __init__(self, report):
+        self.report = report
+
+    @property
+    def passed(self) -> bool:
+        return self.report.passed
+
+    @property
+    def mistakes(self) -> frozenset:
+        return self.report.mistakes
+
+    def summary(self) -> str:
+        """One line: all good, or the mistakes found."""
+        if self.report.passed:
+            return "All checks pass: one sequential gradient step per batch, with lax.scan."
+        codes = ", ".join(sorted(self.report.mistakes)) or "a result no listed mistake explains"
+        return f"Not yet: {codes}."
+
+    def _repr_html_(self) -> str:
+        rows = []
+        for finding in self.report.findings:
+            numbers = ""
+            if not finding.passed and (finding.expected is not None or finding.actual is not None):
+                numbers = (
+                    f"expected {html.escape(_number(finding.expected))}, "
+                    f"got {html.escape(_number(finding.actual))}"
+                )
+            rows.append(
+                f'<tr style="background:{_PASS if finding.passed else _FAIL}">'
+                f"<td>{'&#10004;' if finding.passed else '&#10008;'}</td>"
+                f"<td><code>{html.escape(finding.code)}</code></td>"
+                f"<td>{html.escape(finding.message)}</td>"
+                f"<td>{'' if finding.passed else html.escape(finding.hint)}</td>"
+                f"<td>{numbers}</td></tr>"
+            )
+        head = "".join(f"<th>{h}</th>" for h in ("", "check", "what happened", "hint", "numbers"))
+        return (
+            f"<p><b>{html.escape(self.summary())}</b></p>"
+            '<table style="border-collapse:collapse;text-align:left">'
+            f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        )
+
+    def __repr__(self) -> str:
+        lines = [self.summary()]
+        for finding in self.report.findings:
+            mark = "ok  " if finding.passed else "FAIL"
+            lines.append(f"  {mark} {finding.code}: {finding.message}")
+            if not finding.passed:
+                lines.append(f"       hint: {finding.hint}")
+        return "\n".join(lines)
+
+
+def exercise(fn, **options) -> ExerciseReport:
+    """Check `fn(w, lr, x_batches, y_batches)` against seed 000's contract and show what is wrong;
+    `options` go to `core.check_training_step` (e.g. `timeout=` seconds per check)."""
+    return ExerciseReport(core.check_training_step(fn, **options))
+
+
+__all__ = ["ExerciseReport", "exercise"]
