@@ -156,7 +156,8 @@ class Chart:
 
 def send(figure: go.FigureWidget, traces: list[dict], indexes, layout: dict | None = None) -> None:
     """Set `traces` (fields by trace, for the traces at `indexes`) and `layout` (dotted paths), and
-    send what changed as one Plotly.update message (none when nothing did).
+    send what changed as one Plotly.update message (Plotly.relayout when only the layout changed,
+    nothing when nothing did).
 
     The values come from this module (float64 arrays, lists, bools, strings), so they go straight
     into the figure's state: `trace.update` validated every element (about 2 ms per chart at
@@ -176,9 +177,7 @@ def send(figure: go.FigureWidget, traces: list[dict], indexes, layout: dict | No
             relayout[path] = value
     if restyle:
         figure._send_update_msg(restyle, relayout, indexes)
-    elif relayout:
-        # The front end adds a private key to every Plotly.update's restyle part, which makes even a
-        # layout-only update redraw every trace; Plotly.relayout redraws only what the layout changed.
+    elif relayout:  # a layout-only change goes as the message made for it, not an update
         figure._send_relayout_msg(relayout)
 
 
