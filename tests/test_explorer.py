@@ -308,6 +308,27 @@ def test_stability_map_keeps_only_the_newest_request(explorer):
     _assert_map_shows(explorer, explorer.settings)
 
 
+def test_stability_map_failure_is_a_notice_not_a_crash(explorer, monkeypatch):
+    explorer.apply(DEFAULTS._replace(N=90))
+    explorer.stability.wait()
+    before = np.asarray(explorer.stability.figure.data[0].z, dtype=np.float64).copy()
+
+    def broken(settings):
+        raise FloatingPointError("<b>overflow</b>")
+
+    monkeypatch.setattr(explorer.model, "stability", broken)
+    explorer.inputs["w0"].value = 3.0
+    explorer.stability.wait()
+    status = explorer.stability.status.value
+    assert "could not be computed" in status and "&lt;b&gt;overflow" in status and "<b>" not in status
+    np.testing.assert_array_equal(np.asarray(explorer.stability.figure.data[0].z, dtype=np.float64), before)
+    assert explorer.settings.w0 == 3.0  # the rest of the explorer moved on
+    monkeypatch.undo()
+    explorer.inputs["w0"].value = 2.0
+    explorer.stability.wait()
+    assert "current" in explorer.stability.status.value
+
+
 def test_stability_map_click_sets_lr_and_b(explorer):
     panel = explorer.stability
     points = types.SimpleNamespace(

@@ -11,6 +11,7 @@ request has made stale is dropped. A click on a cell sets lr and B.
 from __future__ import annotations
 
 import concurrent.futures
+import html
 import threading
 import time
 
@@ -226,24 +227,36 @@ class StabilityPanel:
             changed = key != self._wanted
             self._wanted = key
         if not changed:
-            CHART.update_marker(self.figure, settings)
+            with self._lock:  # the worker may be drawing this figure
+                CHART.update_marker(self.figure, settings)
             return
         if self._executor is None:
-            self._draw(key, self.model.stability(settings))
+            self._compute(key, settings, settle=0.0)
             return
-        self.status.value = (
-            f"<i>Computing the stability map for N = {settings.N}, w0 = {settings.w0:.4g}…</i> "
-            "(the sliders stay live)"
-        )
-        CHART.update_marker(self.figure, settings)
+        with self._lock:
+            self.status.value = (
+                f"<i>Computing the stability map for N = {settings.N}, w0 = {settings.w0:.4g}…</i> "
+                "(the sliders stay live)"
+            )
+            CHART.update_marker(self.figure, settings)
         self._future = self._executor.submit(self._compute, key, settings)
 
-    def _compute(self, key, settings: Settings) -> None:
-        time.sleep(SETTLE_S)  # while a slider is dragged, compute once it rests
+    def _compute(self, key, settings: Settings, settle: float = SETTLE_S) -> None:
+        time.sleep(settle)  # while a slider is dragged, compute once it rests
         with self._lock:
             if key != self._wanted:
                 return  # a newer request is queued behind this one
-        stability = self.model.stability(settings)
+        try:
+            stability = self.model.stability(settings)
+        except Exception as error:  # the map is a view: say so, keep the last one, keep the sliders
+            with self._lock:
+                if key == self._wanted:
+                    self.status.value = (
+                        "&#9888; The stability map could not be computed for these settings "
+                        f"({html.escape(type(error).__name__)}: {html.escape(str(error)[:200])}); "
+                        "it shows the last one."
+                    )
+            return
         self._draw(key, stability)
 
     def _draw(self, key, stability) -> None:
