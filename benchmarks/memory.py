@@ -5,8 +5,9 @@ nothing.
 
     JAX_PLATFORMS=cpu .venv/bin/python -m benchmarks.memory [--pages 3] [--json PATH]
 
-Kernels are the `ipykernel_launcher` children of the server, including the preheated one waiting in
-the pool for the next visitor.
+Kernels are the `ipykernel_launcher` processes under this server, including the preheated one waiting
+in the pool for the next visitor. It starts its own `make run` (one notebook, as a class gets it):
+benchmarks.browser's server serves the whole folder, where Voila preheats a kernel for every notebook.
 """
 
 from __future__ import annotations
@@ -40,18 +41,17 @@ def _rollup(pid: int) -> dict:
     return {"rss": fields["Rss"], "pss": fields["Pss"], "anonymous": fields["Anonymous"]}
 
 
-def _kernels() -> list[int]:
+def _kernels(server: subprocess.Popen) -> list[int]:
+    """The kernel processes under this server (not those of any other server on the machine)."""
+    import psutil
+
     pids = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                command = (entry / "cmdline").read_bytes().split(b"\0")
-            except OSError:
-                continue
-            if any(b"ipykernel_launcher" in part for part in command) and any(
-                str(ROOT).encode() in part or b"/tmp" in part for part in command
-            ):
-                pids.append(int(entry.name))
+    for process in psutil.Process(server.pid).children(recursive=True):
+        try:
+            if "ipykernel_launcher" in " ".join(process.cmdline()):
+                pids.append(process.pid)
+        except psutil.NoSuchProcess:
+            pass
     return pids
 
 
@@ -60,7 +60,6 @@ def main(argv=None):
     parser.add_argument("--pages", type=int, default=3, help="dashboard pages to open (default 3)")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
-    before = set(_kernels())
     port = _free_port()
     server = subprocess.Popen(
         ["make", "--no-print-directory", "run", f"PORT={port}"],
@@ -95,7 +94,7 @@ def main(argv=None):
                 pages.append(page)
                 time.sleep(4)  # the pool refills: its next kernel warms up
             time.sleep(6)
-            kernels = {pid: _rollup(pid) for pid in _kernels() if pid not in before}
+            kernels = {pid: _rollup(pid) for pid in _kernels(server)}
             browser.close()
     finally:
         os.killpg(server.pid, signal.SIGTERM)

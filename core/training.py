@@ -396,7 +396,11 @@ class HistoryEngine:
             if not 1 <= value <= limit:
                 raise ValueError(f"{name} must lie in 1..{limit} (batches.{name}), got {value}")
         n, b = np.int32(n), np.int32(b)
-        return PaddedBatches(batches.x, batches.y, int(n), int(b), _w_star(batches.x, batches.y, n, b))
+        w_star = _w_star(batches.x, batches.y, n, b)
+        # Ready before it returns: a scan dispatched on a pending w* overlapped less with the caller's
+        # host work (a B move of the explorer: 3.3 ms against 2.9 ms with w* waited for).
+        w_star.block_until_ready()
+        return PaddedBatches(batches.x, batches.y, int(n), int(b), w_star)
 
     def run(self, w, lr, batches: PaddedBatches, *, loss="sum") -> History:
         """The history of the first `batches.n` steps; see `training_history`."""

@@ -1,6 +1,7 @@
 """Exercise mode in the notebook: the report renders without a browser, and exercise.ipynb runs in a
 fresh kernel with the placeholder, a correct solution and a wrong one."""
 
+import html
 from pathlib import Path
 
 import jax
@@ -70,9 +71,11 @@ def test_a_mistake_is_named_with_its_numbers_and_hint():
     assert not report.passed and "wrong_sign" in report.mistakes
     page = report._repr_html_()
     failing = [f for f in report.report.findings if not f.passed]
-    assert failing and all(f"<code>{f.code}</code>" in page for f in failing)
-    assert "expected" in page and "got" in page and "&#10008;" in page
-    assert all(f.hint and f.hint in page for f in failing if "&" not in f.hint and "<" not in f.hint)
+    assert failing and page.count("&#10008;") == len(failing)  # a red row per failing check
+    for finding in failing:
+        assert f"<code>{finding.code}</code>" in page and finding.hint
+        assert html.escape(finding.hint) in page
+        assert f"expected {float(finding.expected):.6g}, got {float(finding.actual):.6g}" in page
     assert "wrong_sign" in repr(report)
 
 

@@ -98,7 +98,7 @@ _DIVERGED_MARKER = {
 }
 
 
-def _layout(title: str, x_title: str, y_title: str, y_type: str = "linear", **extra) -> dict:
+def base_layout(title: str, x_title: str, y_title: str, y_type: str = "linear", **extra) -> dict:
     return {
         "title": {"text": title, "font": {"size": 15}},
         "xaxis": {"title": {"text": x_title}},
@@ -244,7 +244,7 @@ class Trajectory(Chart):
     ]
 
     def layout(self, result, view):
-        return _layout("Trajectory: the carry w after each step", "step", "weight w")
+        return base_layout("Trajectory: the carry w after each step", "step", "weight w")
 
     def series(self, result, view):
         s = result.settings
@@ -277,7 +277,7 @@ class LossPerStep(Chart):
     ]
 
     def layout(self, result, view):
-        layout = _layout(
+        layout = base_layout(
             "Loss of each batch at the weight its step used", "step", "batch loss (log)", y_type="log"
         )
         layout["yaxis"]["dtick"] = "D2"  # label 1, 2 and 5 in each decade, not every digit
@@ -330,7 +330,7 @@ class Landscape(Chart):
     ]
 
     def layout(self, result, view):
-        layout = _layout(
+        layout = base_layout(
             "Loss landscape: the steps drawn on L(w)", "weight w", "average loss over all N·B examples"
         )
         layout["xaxis"]["range"], layout["yaxis"]["range"] = self._ranges(result)
@@ -390,7 +390,7 @@ class SumVsMean(Chart):
             f"<br><sup>critical lr: sum {critical['sum']:.4g}, mean {critical['mean']:.4g}"
             f" (B = {s.B} times larger)</sup>"
         )
-        return _layout(title, "step", "weight w", margin={"l": 60, "r": 20, "t": 75, "b": 45})
+        return base_layout(title, "step", "weight w", margin={"l": 60, "r": 20, "t": 75, "b": 45})
 
     def series(self, result, view):
         s = result.settings
@@ -438,7 +438,7 @@ class Divergence(Chart):
             if shown(view, loss)
         ]
         title = f"Per-step factor: |w − w*| is multiplied by it<br><sup>{'; '.join(parts)}</sup>"
-        return _layout(
+        return base_layout(
             title, "step", "|1 − c·lr·S_k|", margin={"l": 60, "r": 20, "t": 75, "b": 45}, width=1200
         )
 
@@ -464,6 +464,7 @@ __all__ = [
     "CHARTS",
     "COLORS",
     "Chart",
+    "base_layout",
     "bundle_url",
     "figure_widget",
     "plottable",

@@ -133,13 +133,7 @@ class Model:
         data = self._data if self._data is not None and self._data.key == key else None
         # The scan is dispatched first and collected last: JAX runs it on its own threads while the
         # NumPy theory below is computed.
-        if data is None:
-            batches = self.engine.corner(self._full_for(s).batches, s.N, s.B)
-            # Waiting for w* first lets the scan run while NumPy works; dispatched on a pending w*,
-            # it overlapped less (a B move took 3.3 ms in compute, 2.9 ms this way).
-            batches.w_star.block_until_ready()
-        else:
-            batches = data.batches
+        batches = data.batches if data else self.engine.corner(self._full_for(s).batches, s.N, s.B)
         collect = self.engine.start(s.w0, s.lr, batches)
         if data is None:
             data = self._data = self._data_for(key, s, batches)

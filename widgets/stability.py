@@ -2,7 +2,7 @@
 
 `widgets.model.Model.stability` computes the map with `core.stability_map`; this module draws it
 and keeps it current. Moving lr or B only moves the marker. A change of N, w0 or the data recomputes
-the map on a worker thread (35 ms at N = 200, 170 ms at N = 1000 on a 2-core CPU, mostly the
+the map on a worker thread (36 ms at N = 200, 160 ms at N = 1000 on a 2-core CPU, mostly the
 theory's critical lr per B), so the sliders stay live meanwhile and the panel says it is computing;
 a request waits SETTLE_S for a newer one (a drag computes once it rests), and a result that a newer
 request has made stale is dropped. A click on a cell sets lr and B.
@@ -19,7 +19,7 @@ import ipywidgets as ipw
 import numpy as np
 import plotly.graph_objects as go
 
-from widgets.figures import COLORS, send
+from widgets.figures import COLORS, base_layout, send
 from widgets.model import LOSSES, MAP_BATCH_SIZES, MAP_LRS, Model
 from widgets.settings import Settings
 
@@ -66,26 +66,27 @@ class StabilityChart:
     """One FigureWidget, two panels (sum, mean), TRACES_PER_LOSS traces each."""
 
     def layout(self, settings: Settings) -> dict:
-        layout = {
-            "title": {
-                "text": f"Stability map: where each (lr, B) ends after N = {settings.N} steps from w0 = "
-                f"{settings.w0:.4g}<br><sup>colour: log10 |w_N − w*|; red: diverged; dashed: the critical "
-                "lr of theory; magenta box: the current setting; click a cell to go there</sup>",
-                "font": {"size": 15},
-            },
-            "template": "plotly_white",
-            "width": 1200,
-            "height": 460,
-            "margin": {"l": 60, "r": 20, "t": 80, "b": 50},
-            "legend": {"orientation": "h", "y": -0.16},
-            "hovermode": "closest",
-            "coloraxis": {
+        title = (
+            f"Stability map: where each (lr, B) ends after N = {settings.N} steps from w0 = "
+            f"{settings.w0:.4g}<br><sup>colour: log10 |w_N − w*|; red: diverged; dashed: the critical "
+            "lr of theory; magenta box: the current setting; click a cell to go there</sup>"
+        )
+        # The explorer's common layout; its single pair of axes is replaced by one pair per panel.
+        layout = base_layout(
+            title,
+            "",
+            "",
+            width=1200,
+            height=460,
+            margin={"l": 60, "r": 20, "t": 80, "b": 50},
+            legend={"orientation": "h", "y": -0.16},
+            coloraxis={
                 "colorscale": "Viridis",
                 "cmin": _ERROR_RANGE[0],
                 "cmax": _ERROR_RANGE[1],
                 "colorbar": {"title": {"text": "log10 |w − w*|"}, "len": 0.8},
             },
-        }
+        )
         for loss in LOSSES:
             layout.update(_axes(loss))
         return layout
