@@ -49,8 +49,9 @@ Each check runs in a daemon thread for at most `timeout` seconds; past it the fi
 slow" under `error` and the next check runs. The thread is then stopped: a trace function
 (`sys.settrace`, installed in the check's thread only, tracing only the learner's own files line by
 line) raises an exception at the next line of the learner's code. An asynchronous exception
-(`PyThreadState_SetAsyncExc`) was tried and dropped: it lands in whatever Python code runs next,
-often JAX's garbage-collector callback, which swallows it, and the loop goes on. A compiled XLA
+(`PyThreadState_SetAsyncExc`) is only the fallback (`_watch`), repeated each second for a thread
+that is still running: it lands in whatever Python code runs next, often JAX's garbage-collector
+callback, which swallows it. A compiled XLA
 loop that never ends cannot be stopped either way and keeps its thread busy until the process
 exits.
 
@@ -60,6 +61,7 @@ setting, and read no other thread-local JAX configuration of the caller.
 
 from __future__ import annotations
 
+import ctypes
 import itertools
 import math
 import numbers
@@ -831,21 +833,46 @@ def _stopper(stop: threading.Event):
     return call
 
 
+def _watch(thread: threading.Thread, grace: float = 1.0) -> None:
+    """If `thread` outlives the trace function's interrupt by `grace` seconds, raise _Interrupted in
+    it asynchronously, every `grace` seconds until it ends.
+
+    The trace function is the way that lands cleanly, but CPython turns a thread's tracing off when
+    the trace function raises; if something between the learner's loop and the check swallows that
+    one exception, the loop runs on untraced (seen once in a CI run: a thread still looping 10 s
+    later, slowing every test after it). An asynchronous exception may land in a callback that
+    swallows it too (JAX's GC callback), which is why it is the fallback, and why it is repeated.
+    """
+
+    def watchdog():
+        while thread.is_alive():
+            thread.join(grace)
+            if thread.is_alive() and thread.ident is not None:
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(
+                    ctypes.c_ulong(thread.ident), ctypes.py_object(_Interrupted)
+                )
+
+    threading.Thread(target=watchdog, name="scanlab-watchdog", daemon=True).start()
+
+
 def _run_check(name: str, fn, state: dict, timeout: float) -> Finding:
     box = {}
     stop = threading.Event()
 
     def target():
-        sys.settrace(_stopper(stop))
         try:
-            with jax.numpy_dtype_promotion("standard"), jax.numpy_rank_promotion("allow"):
-                box["finding"] = _CHECK_FUNCTIONS[name](fn, state)
-        except _Interrupted:
+            sys.settrace(_stopper(stop))
+            try:
+                with jax.numpy_dtype_promotion("standard"), jax.numpy_rank_promotion("allow"):
+                    box["finding"] = _CHECK_FUNCTIONS[name](fn, state)
+            except _Interrupted:
+                pass
+            except BaseException as exc:  # the learner's code may raise anything, SystemExit included
+                box["error"] = exc
+            finally:
+                sys.settrace(None)
+        except _Interrupted:  # a late one from the watchdog
             pass
-        except BaseException as exc:  # the learner's code may raise anything, SystemExit included
-            box["error"] = exc
-        finally:
-            sys.settrace(None)
 
     thread = threading.Thread(target=target, name=f"scanlab-check-{name}", daemon=True)
     thread.start()
@@ -853,6 +880,8 @@ def _run_check(name: str, fn, state: dict, timeout: float) -> Finding:
         thread.join(timeout)
     finally:
         stop.set()  # a no-op once the thread is done; else its learner code stops at its next line
+    if thread.is_alive():
+        _watch(thread)
     if "finding" in box:
         return box["finding"]
     if "error" in box:

@@ -525,6 +525,25 @@ def test_infinite_loop_reports_too_slow_and_the_process_stays_usable():
     assert core.check_training_step(seed_closure).passed
 
 
+def swallows_the_first_interrupt(w, lr, x_batches, y_batches):
+    try:
+        while True:
+            pass
+    except BaseException:  # a learner's catch-all: it also turns the check's tracing off
+        pass
+    while True:
+        pass
+
+
+def test_a_loop_that_swallows_the_interrupt_is_still_stopped():
+    report = core.check_training_step(swallows_the_first_interrupt, timeout=1)
+    assert report.mistakes == {"error"}
+    deadline = time.monotonic() + 15
+    while any(t.name.startswith("scanlab-check") for t in threading.enumerate()):
+        assert time.monotonic() < deadline, "the watchdog did not stop an untraced loop"
+        time.sleep(0.05)
+
+
 def test_the_designed_cases_tell_every_pattern_apart():
     seed, rows, single = (exercise._outcomes(case) for case in exercise._CASES)
     assert seed["correct"][0][0] == pytest.approx(0.64) and seed["accumulated_gradients"][0][0] == 0.8
