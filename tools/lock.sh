@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Regenerate requirements.lock (runtime), requirements-test.lock and requirements-lab.lock from pyproject.toml:
-# resolve the newest versions the ranges allow in throwaway venvs and freeze them.
+# resolve in throwaway venvs and freeze. Pins already in requirements.lock are kept (a new dependency adds
+# only its own pins); `UPGRADE=1 tools/lock.sh` resolves the newest versions the ranges allow instead.
 # environment.yml (conda, Binder) gets the runtime pins too; tests/test_project.py checks they agree.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,7 +13,12 @@ print('\n'.join(p['dependencies'] + p['optional-dependencies'].get(sys.argv[1], 
 
 "$python" -m venv "$tmp/run"
 deps run > "$tmp/run.in"
-"$tmp/run/bin/pip" install -q -r "$tmp/run.in"
+keep=()
+if [ -z "${UPGRADE:-}" ] && [ -f requirements.lock ]; then
+  grep -v '^#' requirements.lock > "$tmp/keep.txt"
+  keep=(-c "$tmp/keep.txt")
+fi
+"$tmp/run/bin/pip" install -q "${keep[@]}" -r "$tmp/run.in"
 { echo "# Runtime dependencies, exact. Made by tools/lock.sh from pyproject.toml; do not edit by hand."
   "$tmp/run/bin/pip" freeze --exclude-editable; } > requirements.lock
 
@@ -20,7 +26,12 @@ deps run > "$tmp/run.in"
 for extra in test lab; do
   "$python" -m venv "$tmp/$extra"
   deps "$extra" > "$tmp/$extra.in"
-  "$tmp/$extra/bin/pip" install -q -c requirements.lock -r "$tmp/$extra.in"
+  extra_keep=()
+  if [ -n "${keep[*]}" ] && [ -f "requirements-$extra.lock" ]; then
+    grep -v -e '^#' -e '^-r' "requirements-$extra.lock" > "$tmp/keep-$extra.txt"
+    extra_keep=(-c "$tmp/keep-$extra.txt")
+  fi
+  "$tmp/$extra/bin/pip" install -q -c requirements.lock "${extra_keep[@]}" -r "$tmp/$extra.in"
   { echo "# The $extra extra, exact, on top of requirements.lock. Made by tools/lock.sh; do not edit by hand."
     echo "-r requirements.lock"
     "$tmp/$extra/bin/pip" freeze --exclude-editable | grep -vxF -f <(grep -v '^#' requirements.lock); } \
