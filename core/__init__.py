@@ -6,7 +6,16 @@ Pure JAX and NumPy; no UI imports and no module-level state.
 from core.data import Draws, batches_from_draws, draw_batches, make_batches
 from core.exercise import MISTAKES, Finding, Report, check_training_step
 from core.stability import StabilityMap, stability_map
-from core.strategies import STRATEGIES, invariant_strategies, where_b_lives
+from core.strategies import (
+    STRATEGIES,
+    LrTraces,
+    StrategyMemory,
+    closed_over_lr,
+    invariant_strategies,
+    lr_traces,
+    strategy_memory,
+    where_b_lives,
+)
 from core.theory import (
     REGIMES,
     Moments,
@@ -31,7 +40,12 @@ from core.training import (
 
 __all__ = [
     "STRATEGIES",
+    "LrTraces",
+    "StrategyMemory",
+    "closed_over_lr",
     "invariant_strategies",
+    "lr_traces",
+    "strategy_memory",
     "where_b_lives",
     "DIVERGENCE_RATIO",
     "Draws",

@@ -18,6 +18,9 @@ the jitted outer function, not a static one (seed 000).
 
 from __future__ import annotations
 
+import numbers
+from typing import NamedTuple
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -116,4 +119,142 @@ def where_b_lives(name: str, a, b) -> str:
     raise RuntimeError(f"unexpected scan: {consts} constants, {carries} carries, {scanned} scanned")
 
 
-__all__ = ["FUNCTIONS", "STRATEGIES", "invariant_strategies", "where_b_lives"]
+class StrategyMemory(NamedTuple):
+    """XLA's own account of each strategy's working memory, one compile per (strategy, length).
+
+    lengths: (L,) the sequence lengths measured.
+    temp_bytes: {strategy: (L,) int64}, the compiled program's temporary buffers in bytes
+      (`memory_analysis().temp_size_in_bytes`): "duplicate" holds the repeated b, so it grows with
+      the sequence; "carry" and "closure" stay constant.
+    argument_bytes: (L,) int64, the inputs a and b, the same for every strategy.
+    """
+
+    lengths: np.ndarray
+    temp_bytes: dict
+    argument_bytes: np.ndarray
+
+
+MAX_MEMORY_LENGTH = 10**7
+
+
+def strategy_memory(lengths, dtype=np.float32) -> StrategyMemory:
+    """What each strategy costs in memory as the sequence grows, measured from the compiled programs.
+
+    Args:
+      lengths: sequence lengths, whole numbers from 1 to MAX_MEMORY_LENGTH (the programs are
+        compiled, not run, so a long sequence costs no memory here).
+      dtype: the sequence's floating dtype.
+
+    Returns:
+      A `StrategyMemory`.
+
+    Raises:
+      TypeError or ValueError naming `lengths` or `dtype`.
+    """
+    values = list(np.atleast_1d(np.asarray(lengths, dtype=object)))
+    if not values or not all(
+        isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_)) for v in values
+    ):
+        raise TypeError(f"lengths must be whole numbers, got {lengths!r}"[:200])
+    if not all(1 <= v <= MAX_MEMORY_LENGTH for v in values):
+        raise ValueError(f"lengths must be from 1 to {MAX_MEMORY_LENGTH}, got {lengths!r}"[:200])
+    try:
+        dtype = jnp.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"dtype must be a floating dtype, got {dtype!r}"[:200]) from None
+    if not jnp.issubdtype(dtype, jnp.floating):
+        raise TypeError(f"dtype must be a floating dtype, got {dtype}")
+    temp = {name: [] for name in STRATEGIES}
+    arguments = []
+    for n in values:
+        a, b = jax.ShapeDtypeStruct((int(n),), dtype), jax.ShapeDtypeStruct((), dtype)
+        for name in STRATEGIES:
+            analysis = jax.jit(FUNCTIONS[name]).lower(a, b).compile().memory_analysis()
+            temp[name].append(analysis.temp_size_in_bytes)
+        arguments.append(analysis.argument_size_in_bytes)
+    as_array = lambda v: np.asarray(v, dtype=np.int64)  # noqa: E731
+    return StrategyMemory(
+        as_array(values), {name: as_array(v) for name, v in temp.items()}, as_array(arguments)
+    )
+
+
+def closed_over_lr(w, lr, x_batches, y_batches):
+    """Seed 000's loop with lr closed over by the scan body: lr is not in the carry, and it is not
+    static either. Under `jax.jit` it stays a traced argument of this outer function."""
+
+    def step(w, batch):
+        x, y = batch
+        grad = 2 * jnp.sum((w * x - y) * x)
+        return w - lr * grad, None  # lr: read from the enclosing function, a tracer under jit
+
+    final_w, _ = lax.scan(step, w, (x_batches, y_batches))
+    return final_w
+
+
+class LrTraces(NamedTuple):
+    """One jitted `closed_over_lr` run at many learning rates, with lr traced and with lr static.
+
+    lrs: (K,) the learning rates, in the order run.
+    weights: (K,) the final weight at each.
+    traces_traced, traces_static: how many times JAX traced the function (each trace here is a
+      compile too): 1 when lr is a traced argument, K when it is marked static.
+    """
+
+    lrs: np.ndarray
+    weights: np.ndarray
+    traces_traced: int
+    traces_static: int
+
+
+def lr_traces(lrs, x_batches, y_batches, w0=0.0) -> LrTraces:
+    """Count the traces of `closed_over_lr` under `jax.jit` over the learning rates `lrs`, with lr
+    traced (the default) and with `static_argnames="lr"`; fresh jitted functions each call, so
+    the counts are this call's alone.
+
+    Args:
+      lrs: 1 to 64 finite real learning rates.
+      x_batches, y_batches: float arrays of one shape (N, B).
+      w0: the initial weight, a real scalar.
+
+    Returns:
+      An `LrTraces`; both ways give the same weights.
+    """
+    reject_traced("lr_traces", lrs, x_batches, y_batches, w0)
+    values = np.atleast_1d(np.asarray(lrs))
+    if values.ndim != 1 or not 1 <= values.size <= 64:
+        raise ValueError(f"lrs must hold 1 to 64 learning rates, got shape {values.shape}")
+    for lr in values.tolist():
+        check_scalar("lrs", lr)
+    x, y = np.asarray(x_batches), np.asarray(y_batches)
+    if x.ndim != 2 or x.shape != y.shape or 0 in x.shape:
+        raise ValueError(f"x_batches and y_batches must share one (N, B) shape, got {x.shape} and {y.shape}")
+    if not (np.issubdtype(x.dtype, np.floating) and x.dtype == y.dtype):
+        raise TypeError(f"x_batches and y_batches must be one floating dtype, got {x.dtype} and {y.dtype}")
+    check_scalar("w0", w0)
+    w0 = jnp.asarray(w0, x.dtype)
+    runs = {}
+    for static in (False, True):
+        traces = []
+
+        def counted(w, lr, x_batches, y_batches, traces=traces):
+            traces.append(lr)  # runs once per trace, not per call
+            return closed_over_lr(w, lr, x_batches, y_batches)
+
+        f = jax.jit(counted, static_argnames=("lr",) if static else ())
+        lr_values = [float(lr) for lr in values] if static else [jnp.asarray(lr, x.dtype) for lr in values]
+        weights = np.array([np.asarray(f(w0, lr, x, y)) for lr in lr_values])
+        runs[static] = (weights, len(traces))
+    return LrTraces(values.astype(np.float64), runs[False][0], runs[False][1], runs[True][1])
+
+
+__all__ = [
+    "FUNCTIONS",
+    "STRATEGIES",
+    "LrTraces",
+    "StrategyMemory",
+    "closed_over_lr",
+    "invariant_strategies",
+    "lr_traces",
+    "strategy_memory",
+    "where_b_lives",
+]

@@ -73,3 +73,86 @@ def test_bad_input_names_the_argument(a, b, error, message):
         return
     with pytest.raises(ValueError, match="name must be one of"):
         core.where_b_lives("unrolled", np.ones(3), 1.0)
+
+
+def test_duplication_memory_grows_with_the_sequence_and_the_others_do_not():
+    lengths = [10, 1000, 100_000]
+    memory = core.strategy_memory(lengths)
+    np.testing.assert_array_equal(memory.lengths, lengths)
+    duplicate = memory.temp_bytes["duplicate"]
+    # The repeated b is one float32 per step: 4 bytes per element of the sequence, plus what XLA
+    # needs anyway (the carry-only strategies' figure) and its 64-byte alignment of buffers.
+    overhead = duplicate - 4 * np.asarray(lengths)
+    assert np.all(overhead >= 0) and np.all(overhead <= memory.temp_bytes["closure"] + 64), duplicate
+    for name in ("carry", "closure"):
+        assert len(set(memory.temp_bytes[name].tolist())) == 1, name
+        assert memory.temp_bytes[name][-1] < duplicate[-1] - 4 * 99_000
+    # a (n floats) and b (one float) are the arguments of every strategy.
+    np.testing.assert_array_equal(memory.argument_bytes, 4 * np.asarray(lengths) + 4)
+
+
+def test_duplication_memory_follows_the_dtype():
+    with jax.enable_x64(True):
+        memory = core.strategy_memory([100, 200], dtype=np.float64)
+    overhead = memory.temp_bytes["duplicate"] - 8 * np.array([100, 200])
+    assert np.all(overhead >= 0) and np.all(overhead <= memory.temp_bytes["closure"] + 64)
+
+
+@pytest.mark.parametrize(
+    ("lengths", "dtype", "error", "message"),
+    [
+        ([], np.float32, TypeError, "lengths must be whole numbers"),
+        ([1.5], np.float32, TypeError, "lengths must be whole numbers"),
+        ([True], np.float32, TypeError, "lengths must be whole numbers"),
+        ([0], np.float32, ValueError, "lengths must be from 1"),
+        ([10**8], np.float32, ValueError, "lengths must be from 1"),
+        ([10], np.int32, TypeError, "dtype must be a floating dtype"),
+        ([10], "nonsense", TypeError, "dtype must be a floating dtype"),
+    ],
+)
+def test_strategy_memory_bad_input_names_the_argument(lengths, dtype, error, message):
+    with pytest.raises(error, match=message):
+        core.strategy_memory(lengths, dtype)
+
+
+def test_a_closed_over_lr_is_traced_once_for_many_learning_rates():
+    # Seed 000's example: two batches of ones, w0 = 0, lr = 0.1 gives 0.4 then 0.64.
+    x = np.ones((2, 2), np.float32)
+    lrs = [0.1, 0.05, 0.2, 0.01, 0.15]
+    result = core.lr_traces(lrs, x, x, 0.0)
+    assert result.traces_traced == 1
+    assert result.traces_static == len(lrs)
+    assert result.weights[0] == pytest.approx(0.64, rel=1e-6)
+    # Independent float64 reference: w <- w - lr * 2 * sum((w*x - y) * x), once per row.
+    for lr, got in zip(lrs, result.weights, strict=True):
+        w = 0.0
+        for row in np.ones((2, 2)):
+            w -= lr * 2 * np.sum((w * row - row) * row)
+        assert got == pytest.approx(w, rel=1e-6)
+
+
+def test_lr_traces_counts_only_its_own_traces():
+    x = np.random.default_rng(1).normal(size=(4, 3)).astype(np.float32)
+    y = 2 * x
+    first = core.lr_traces([0.01, 0.02], x, y)
+    second = core.lr_traces([0.01, 0.02, 0.03], x, y)
+    assert (first.traces_traced, first.traces_static) == (1, 2)
+    assert (second.traces_traced, second.traces_static) == (1, 3)
+    np.testing.assert_allclose(second.weights[:2], first.weights, rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("lrs", "x", "w0", "error", "message"),
+    [
+        ([], np.ones((2, 2), np.float32), 0.0, ValueError, "lrs must hold 1 to 64"),
+        ([[0.1]], np.ones((2, 2), np.float32), 0.0, ValueError, "lrs must hold 1 to 64"),
+        ([float("nan")], np.ones((2, 2), np.float32), 0.0, ValueError, "lrs must be finite"),
+        ([True], np.ones((2, 2), np.float32), 0.0, TypeError, "lrs must be a real number"),
+        ([0.1], np.ones(3, np.float32), 0.0, ValueError, "x_batches and y_batches must share"),
+        ([0.1], np.ones((2, 2), np.int32), 0.0, TypeError, "x_batches and y_batches must be one floating"),
+        ([0.1], np.ones((2, 2), np.float32), float("inf"), ValueError, "w0 must be finite"),
+    ],
+)
+def test_lr_traces_bad_input_names_the_argument(lrs, x, w0, error, message):
+    with pytest.raises(error, match=message):
+        core.lr_traces(lrs, x, x, w0)
