@@ -13,6 +13,7 @@ from core.strategies import (
     closed_over_lr,
     invariant_strategies,
     lr_traces,
+    strategy_jaxpr,
     strategy_memory,
     where_b_lives,
 )
@@ -45,6 +46,7 @@ __all__ = [
     "closed_over_lr",
     "invariant_strategies",
     "lr_traces",
+    "strategy_jaxpr",
     "strategy_memory",
     "where_b_lives",
     "DIVERGENCE_RATIO",

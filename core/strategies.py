@@ -100,13 +100,23 @@ def invariant_strategies(a, b) -> dict:
     return {name: FUNCTIONS[name](a, b) for name in STRATEGIES}
 
 
+def _jaxpr(name: str, a, b):
+    if name not in FUNCTIONS:
+        raise ValueError(f"name must be one of {STRATEGIES}, got {name!r}"[:200])
+    return jax.make_jaxpr(FUNCTIONS[name])(jnp.asarray(a), jnp.asarray(b, jnp.asarray(a).dtype))
+
+
+def strategy_jaxpr(name: str, a, b) -> str:
+    """The jaxpr of strategy `name` on (a, b), as JAX prints it: what the scan receives as
+    constants, carry and scanned inputs."""
+    return str(_jaxpr(name, a, b))
+
+
 def where_b_lives(name: str, a, b) -> str:
     """Where `b` reaches the scan in strategy `name`'s jaxpr: "scanned input", "carry" or
     "constant", read from the scan equation's parameters, not assumed ("carry" comes out as
     "constant": JAX forwards a carry that never changes as a constant of the loop)."""
-    if name not in FUNCTIONS:
-        raise ValueError(f"name must be one of {STRATEGIES}, got {name!r}"[:200])
-    jaxpr = jax.make_jaxpr(FUNCTIONS[name])(jnp.asarray(a), jnp.asarray(b, jnp.asarray(a).dtype))
+    jaxpr = _jaxpr(name, a, b)
     (scan,) = [e for e in jaxpr.eqns if e.primitive.name == "scan"]
     consts, carries = scan.params["num_consts"], scan.params["num_carry"]
     scanned = len(scan.invars) - consts - carries
@@ -255,6 +265,7 @@ __all__ = [
     "closed_over_lr",
     "invariant_strategies",
     "lr_traces",
+    "strategy_jaxpr",
     "strategy_memory",
     "where_b_lives",
 ]

@@ -1,5 +1,7 @@
 """Seed 002: an input that does not change across scan iterations, passed three ways."""
 
+import re
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -73,6 +75,19 @@ def test_bad_input_names_the_argument(a, b, error, message):
         return
     with pytest.raises(ValueError, match="name must be one of"):
         core.where_b_lives("unrolled", np.ones(3), 1.0)
+    with pytest.raises(ValueError, match="name must be one of"):
+        core.strategy_jaxpr("unrolled", np.ones(3), 1.0)
+
+
+def test_the_printed_jaxprs_show_b_where_the_equations_say():
+    a = jnp.arange(5.0)
+    texts = {name: core.strategy_jaxpr(name, a, 2.0) for name in core.STRATEGIES}
+    for name, text in texts.items():
+        assert text.startswith("{ lambda") and "scan[" in text, name
+        assert "num_consts=1" in text if name != "duplicate" else "num_consts=0" in text
+    # duplicate builds the repeated b before the loop: a broadcast of b to the sequence's length
+    assert re.search(r"f32\[5\] = broadcast_in_dim b\b", texts["duplicate"])
+    assert "broadcast_in_dim" not in texts["closure"]
 
 
 def test_duplication_memory_grows_with_the_sequence_and_the_others_do_not():
