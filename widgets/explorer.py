@@ -7,6 +7,7 @@ loss is shown) or a playback step reuses the last result.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import html
 import math
@@ -16,8 +17,11 @@ from urllib.parse import urlsplit, urlunsplit
 import ipywidgets as ipw
 import plotly.graph_objects as go
 
+from core import stability, theory, training
+from widgets.code import code_view
 from widgets.figures import CHARTS, LOSSES, bundle_url, figure_widget, shown
 from widgets.model import Model, Result
+from widgets.script import FILENAME, training_script
 from widgets.settings import CHOICES, DEFAULTS, PRESETS, RANGES, Settings, from_query, sanitize, to_query
 from widgets.stability import CHART as STABILITY_CHART
 from widgets.stability import StabilityPanel
@@ -114,6 +118,30 @@ def _controls() -> dict:
     }
 
 
+# The core functions behind each chart, shown in the "Code" accordion under it. The main charts all
+# come from one run of the engine's kernel, both losses at once.
+_ENGINE = (training._history_kernel, training._batch_loss_and_grad, training._update)
+CODE = {
+    "trajectory": _ENGINE,
+    "loss": _ENGINE,
+    "landscape": (*_ENGINE, theory.average_loss),
+    "sum_vs_mean": (*_ENGINE, training._mean_of),
+    "divergence": (theory.step_factors, theory.critical_lrs, theory._critical),
+    "stability": (stability.stability_map, stability._map_kernel, stability._run),
+}
+
+
+def _script_links(script: str) -> str:
+    """A download link and a copy button for `script` (ASCII, so atob gives it back as written)."""
+    encoded = base64.b64encode(script.encode("ascii")).decode("ascii")
+    return (
+        f'<a download="{FILENAME}" href="data:text/x-python;charset=utf-8;base64,{encoded}">'
+        f"Download {FILENAME}</a> &nbsp; "
+        f'<button class="scanlab-copy" onclick="navigator.clipboard.writeText(atob(\'{encoded}\'))'
+        f".then(() => {{ this.textContent = 'Copied'; }})\">Copy to clipboard</button>"
+    )
+
+
 # Traits a visitor could change over the widget protocol that must stay as the kernel set them.
 _PINNED = ("min", "max", "base", "step", "options")
 
@@ -182,6 +210,12 @@ class Explorer:
         self.share = ipw.Text(description="share link", disabled=False, layout={"width": "100%"})
         self.share.tooltip = "the URL that reproduces this state"
         self.share.style = {"description_width": "5.5em"}
+        self.script_button = ipw.ToggleButton(
+            value=False, description="Copy as script", icon="code", tooltip="this run as a Python script"
+        )
+        self.script_text = ipw.Textarea(layout={"width": "100%", "height": "24em"})
+        self.script_links = ipw.HTML()
+        self.script_box = ipw.VBox([self.script_links, self.script_text], layout={"display": "none"})
 
         self.figures = {
             name: chart.build(self.result, settings.loss, self.step, figure_widget(bundle_url))
@@ -207,6 +241,7 @@ class Explorer:
         self.play.observe(self._on_step, names="value")
         self.step_button.on_click(lambda _: self._move_step(self.step + 1))
         self.reset_button.on_click(lambda _: self._move_step(0))
+        self.script_button.observe(self._on_script, names="value")
 
     @classmethod
     def from_environment(cls) -> Explorer:
@@ -252,7 +287,8 @@ class Explorer:
                 self.step_info,
                 self.status,
                 self.notice,
-                self.share,
+                ipw.HBox([self.share, self.script_button], layout={"align_items": "center"}),
+                self.script_box,
             ]
         )
         panel.add_class("scanlab-controls")
@@ -260,10 +296,18 @@ class Explorer:
         self.notice.add_class("scanlab-notice")
         return panel
 
-    def show(self, *names: str) -> ipw.HBox:
-        """The named charts side by side, wrapping on narrow screens."""
+    def show(self, *names: str) -> ipw.VBox:
+        """The named charts side by side, wrapping on narrow screens, with the source of the core
+        functions that produced them underneath (closed until opened)."""
         views = {**self.figures, "stability": self.stability.widget}
-        return ipw.HBox([views[name] for name in names], layout={"flex_flow": "row wrap"})
+        functions = list(dict.fromkeys(f for name in names for f in CODE[name]))
+        charts = ipw.HBox([views[name] for name in names], layout={"flex_flow": "row wrap"})
+        return ipw.VBox([charts, code_view(functions)])
+
+    @property
+    def script(self) -> str:
+        """The current run as a standalone script ("Copy as script")."""
+        return training_script(self.settings, self.share.value)
 
     # State ------------------------------------------------------------------------------------
 
@@ -339,6 +383,14 @@ class Explorer:
         """A click on the stability map: go to that cell's lr and B."""
         self.apply(self.settings._replace(lr=lr, B=b))
 
+    def _on_script(self, change=None) -> None:
+        shown = self.script_button.value
+        self.script_box.layout.display = "flex" if shown else "none"
+        if shown:
+            script = self.script
+            self.script_text.value = script
+            self.script_links.value = _script_links(script)
+
     def _move_step(self, step: int) -> None:
         self.play.playing = False
         self.play.value = min(max(step, 0), self.settings.N)
@@ -362,6 +414,8 @@ class Explorer:
         self.step_info.value = self._step_text()
         self.share.value = self.base_url + "?" + to_query(self.settings)
         self.notice.value = "<br>".join(f"&#9888; {html.escape(n)}" for n in notices) if notices else ""
+        if self.script_button.value:
+            self._on_script()
 
     def _status_text(self) -> str:
         r, s = self.result, self.settings

@@ -1,0 +1,156 @@
+"""Issue 5's "code beside the charts" and "Copy as script": the source shown is the source that
+runs, and the exported script, run on its own, reproduces the explorer's final weights."""
+
+import ast
+import base64
+import inspect
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from core import data, stability, training
+from widgets import DEFAULTS, PRESETS, Explorer
+from widgets.code import code_view, qualified_name, source_html
+from widgets.script import training_script
+
+CASES = {
+    "default": DEFAULTS,
+    "seed example": PRESETS["seed-example"][1],
+    "both losses, large B": PRESETS["sum-vs-mean"][1],
+    "ones, mean": DEFAULTS._replace(kind="ones", loss="mean", lr=0.05, N=40, B=7, w0=-3.0, noise=0.0),
+    "no noise, negative w": DEFAULTS._replace(true_w=-1.5, noise=0.0, N=300, B=33, seed=17, loss="both"),
+    "diverging": PRESETS["diverging"][1],
+}
+
+
+@pytest.fixture(scope="module")
+def explorer():
+    return Explorer(background=False)
+
+
+@pytest.fixture(scope="module")
+def exported(explorer, tmp_path_factory):
+    """{case: (settings, histories, what the script printed)}: every script runs in its own process."""
+    folder = tmp_path_factory.mktemp("scripts")
+    runs = {}
+    for name, settings in CASES.items():
+        explorer.apply(settings)
+        path = folder / f"{name.replace(' ', '_').replace(',', '')}.py"
+        path.write_text(explorer.script)
+        environment = {**os.environ, "JAX_PLATFORMS": "cpu"}
+        pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
+        process = subprocess.Popen([sys.executable, str(path)], text=True, env=environment, **pipes)
+        runs[name] = (explorer.settings, explorer.result.histories, process)
+    results = {}
+    for name, (settings, histories, process) in runs.items():
+        out, err = process.communicate(timeout=120)
+        assert process.returncode == 0, err
+        printed = dict(re.findall(r"^(sum|mean) loss: final w = (\S+)$", out, re.MULTILINE))
+        results[name] = (settings, histories, {loss: float(w) for loss, w in printed.items()})
+    return results
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_the_script_reproduces_the_explorers_final_weight(exported, case):
+    settings, histories, printed = exported[case]
+    expected_losses = ["sum", "mean"] if settings.loss == "both" else [settings.loss]
+    assert list(printed) == expected_losses
+    for loss, w in printed.items():
+        explorer_w = float(histories[loss].weights[-1])
+        if histories[loss].diverged_at is not None and not np.isfinite(explorer_w):
+            assert not np.isfinite(w), (loss, w)  # the script diverges too
+        else:
+            # float32 both; the engine adds a batch by a pairwise tree, the script with jnp.sum
+            assert w == pytest.approx(explorer_w, rel=1e-5, abs=1e-6), loss
+
+
+def test_the_seed_example_script_prints_the_seeds_number(exported):
+    _, _, printed = exported["seed example"]
+    assert printed["sum"] == pytest.approx(0.64, rel=1e-6)  # seed 000: 0.4 after one step, 0.64 after two
+
+
+def test_the_script_needs_only_jax_and_numpy_and_pastes_the_data_generator():
+    script = training_script(DEFAULTS)
+    imported = set()
+    for node in ast.walk(ast.parse(script)):
+        if isinstance(node, ast.Import):
+            imported |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            imported.add(node.module.split(".")[0])
+    assert imported == {"jax", "numpy"}
+    assert inspect.getsource(data._row_normals) in script  # the explorer's own generator, not a copy
+
+
+@pytest.mark.parametrize(
+    "link",
+    [
+        'http://x/?a="""; import os; os.system("rm -rf /") #',
+        "http://x/?a=\\\\\"\\'''\n\r\x00",
+        "http://x/?lr=ünïcödé&<script>alert(1)</script>",
+        "h" * 5000,
+    ],
+)
+def test_a_hostile_link_stays_inside_the_docstring(link):
+    script = training_script(DEFAULTS, link)
+    tree = ast.parse(script)  # still valid Python
+    assert script.isascii()
+    docstring = ast.get_docstring(tree)
+    assert docstring.startswith("A ScanLab run") and "Needs only jax and numpy" in docstring
+    # only the docstring and the settings come before the imports: nothing ran from the link
+    assert isinstance(tree.body[1], ast.Import) and tree.body[1].names[0].name == "jax"
+    assert len(docstring) < 1000
+
+
+def test_the_script_panel_follows_the_controls(explorer):
+    explorer.apply(DEFAULTS)
+    explorer.script_button.value = False
+    assert explorer.script_box.layout.display == "none"
+    explorer.script_button.value = True
+    assert explorer.script_box.layout.display == "flex"
+    assert explorer.script_text.value == explorer.script
+    explorer.inputs["lr"].value = 0.0321
+    assert "LR = 0.0321" in explorer.script_text.value
+    assert explorer.share.value.split("?")[1] in explorer.script_text.value
+    encoded = re.search(r"base64,([A-Za-z0-9+/=]+)\"", explorer.script_links.value).group(1)
+    assert base64.b64decode(encoded).decode("ascii") == explorer.script_text.value
+    explorer.script_button.value = False
+    assert explorer.script_box.layout.display == "none"
+
+
+def test_source_html_is_the_functions_own_source_highlighted():
+    html = source_html(training._scan_final)  # jitted: unwrapped to the Python function
+    assert qualified_name(training._scan_final) == "core.training._scan_final"
+    text = re.sub(r"<[^>]+>", "", html).replace("&quot;", '"').replace("&#39;", "'").replace("&gt;", ">")
+    assert inspect.getsource(inspect.unwrap(training._scan_final)).strip() in text.replace("&amp;", "&")
+    assert "<span style=" in html  # highlighted, with inline styles
+
+
+def test_code_view_sends_the_source_only_when_opened():
+    view = code_view([stability.stability_map, stability._map_kernel])
+    assert view.selected_index is None and view.children[0].value == ""
+    assert view.get_title(0) == "Code: core.stability.stability_map, core.stability._map_kernel"
+    view.selected_index = 0
+    text = re.sub(r"<[^>]+>", "", view.children[0].value)
+    assert "def stability_map(" in text and "def _map_kernel(" in text
+
+
+@pytest.mark.parametrize(
+    ("names", "expected"),
+    [
+        (("trajectory", "loss"), ["_history_kernel", "_batch_loss_and_grad", "_update"]),
+        (("divergence",), ["step_factors", "critical_lrs", "_critical"]),
+        (("stability",), ["stability_map", "_map_kernel", "_run"]),
+    ],
+)
+def test_every_chart_group_shows_the_core_code_behind_it(explorer, names, expected):
+    view = explorer.show(*names)
+    charts, code = view.children
+    assert len(charts.children) == len(names)
+    code.selected_index = 0
+    text = re.sub(r"<[^>]+>", "", code.children[0].value)
+    shown = re.findall(r"(?<! )def (\w+)\(", text)  # top-level functions: a nested def is indented
+    assert shown == expected

@@ -1,0 +1,84 @@
+""" "Copy as script": the explorer's current run as a short standalone Python script.
+
+The script needs only jax and numpy. Its data come from the same generator as the explorer's
+(`core.data._row_normals`, pasted in from its source so the two cannot drift), and its loop is seed
+000's scan, written out plainly. It prints the final weight of each loss the explorer shows.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+from core import data
+from widgets.settings import Settings
+
+_TEMPLATE = '''"""A ScanLab run, exported from the explorer.{link}
+
+Seed 000's training loop: one gradient step per microbatch, carried by jax.lax.scan.
+Needs only jax and numpy:  python {filename}
+"""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+# The explorer's settings
+LR = {lr!r}  # learning rate
+N = {N!r}  # steps, one microbatch each
+B = {B!r}  # examples per microbatch
+W0 = {w0!r}  # initial weight
+TRUE_W = {true_w!r}  # the data follow y = TRUE_W * x + NOISE * eps
+NOISE = {noise!r}
+KIND = {kind!r}  # "gaussian": x ~ N(0, 1); "ones": x = 1 as in seed 000
+SEED = {seed!r}
+LOSSES = {losses!r}  # "sum": sum((w*x - y)**2) as in seed 000; "mean": that divided by B
+
+
+{row_normals}
+
+def make_batches():
+    """(x_batches, y_batches), shape (N, B), float32: drawn in float64, rounded once."""
+    x = _row_normals(SEED, 0, N, B) if KIND == "gaussian" else np.ones((N, B))
+    y = TRUE_W * x
+    if NOISE:
+        y = y + NOISE * _row_normals(SEED, 1, N, B)
+    return x.astype(np.float32), y.astype(np.float32)
+
+
+@jax.jit
+def train(w, lr, x_batches, y_batches, scale):
+    """The weight after every step; scale is 1 for the sum loss and 1/B for the mean loss."""
+
+    def step(w, batch):
+        x, y = batch
+        grad = scale * 2 * jnp.sum((w * x - y) * x)  # the gradient of scale * sum((w*x - y)**2)
+        new_w = w - lr * grad
+        return new_w, new_w
+
+    _, weights = lax.scan(step, w, (x_batches, y_batches))
+    return weights
+
+
+x_batches, y_batches = make_batches()
+for loss in LOSSES:
+    scale = np.float32(1.0 if loss == "sum" else 1.0 / B)
+    weights = train(np.float32(W0), np.float32(LR), x_batches, y_batches, scale)
+    print(f"{{loss}} loss: final w = {{float(weights[-1]):.9g}}")
+'''
+
+FILENAME = "scanlab_run.py"
+
+
+def training_script(settings: Settings, link: str = "") -> str:
+    """The script for `settings`; `link` (the share link) is quoted in its docstring if given."""
+    losses = ("sum", "mean") if settings.loss == "both" else (settings.loss,)
+    # A link is a visitor's URL: keep it to ASCII that cannot end the docstring or escape from it.
+    safe_link = "".join(c for c in link if c.isascii() and c.isprintable() and c not in '"\\')[:500]
+    return _TEMPLATE.format(
+        link=f"\nShare link: {safe_link}" if safe_link else "",
+        filename=FILENAME,
+        row_normals=inspect.getsource(data._row_normals),
+        losses=losses,
+        **{name: value for name, value in settings._asdict().items() if name != "loss"},
+    )
