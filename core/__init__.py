@@ -5,6 +5,7 @@ Pure JAX and NumPy; no UI imports and no module-level state.
 
 from core.data import Draws, batches_from_draws, draw_batches, make_batches
 from core.exercise import MISTAKES, Finding, Report, check_training_step
+from core.linear import OPTIMIZERS, TRUE_PARAMS, LinearFit, linear_data, train_linear
 from core.stability import StabilityMap, stability_map
 from core.strategies import (
     STRATEGIES,
@@ -28,6 +29,7 @@ from core.theory import (
     regime,
     step_factors,
 )
+from core.timing import UNROLL_CAP, WAYS, LoopTiming, SyncTiming, time_host_sync, time_way
 from core.training import (
     DIVERGENCE_RATIO,
     History,
@@ -40,6 +42,17 @@ from core.training import (
 )
 
 __all__ = [
+    "OPTIMIZERS",
+    "TRUE_PARAMS",
+    "LinearFit",
+    "linear_data",
+    "train_linear",
+    "UNROLL_CAP",
+    "WAYS",
+    "LoopTiming",
+    "SyncTiming",
+    "time_host_sync",
+    "time_way",
     "STRATEGIES",
     "LrTraces",
     "StrategyMemory",
