@@ -91,8 +91,8 @@ def browser():
 class Dashboard:
     """One page of the dashboard, with the console watched for errors."""
 
-    def __init__(self, browser, url):
-        self.page = browser.new_page(viewport={"width": 1280, "height": 900})
+    def __init__(self, browser, url, **options):
+        self.page = browser.new_page(viewport={"width": 1280, "height": 900}, **options)
         self.errors = []
         self.page.on("pageerror", lambda error: self.errors.append(str(error)))
         self.page.on("console", self._console)
@@ -274,3 +274,55 @@ def test_shared_link_sets_the_controls(browser, dashboard_url):
     assert share.endswith("?lr=0.05&N=100&B=8&loss=both")
     assert page.errors == [], page.errors
     page.close()
+
+
+def test_copy_as_script_gives_the_script_of_the_current_run(browser, dashboard_url):
+    page = Dashboard(
+        browser, dashboard_url + "?lr=0.02&N=50", permissions=["clipboard-read", "clipboard-write"]
+    )
+    page.page.get_by_role("button", name="Copy as script").click()
+    page.page.wait_for_function(
+        "() => [...document.querySelectorAll('textarea')].some(t => t.value.includes('A ScanLab run'))",
+        timeout=10_000,
+    )
+    script = page.page.locator("textarea").first.input_value()
+    assert "LR = 0.02" in script and "N = 50" in script and "?lr=0.02&N=50&B=16&loss=sum" in script
+    page.page.get_by_role("button", name="Copy to clipboard").click()
+    page.page.get_by_role("button", name="Copied").wait_for(timeout=10_000)
+    assert page.page.evaluate("navigator.clipboard.readText()") == script
+    link = page.page.get_by_role("link", name="Download scanlab_run.py")
+    with page.page.expect_download() as download:
+        link.click()
+    assert Path(download.value.path()).read_text() == script
+    assert page.errors == [], page.errors
+    page.close()
+
+
+def test_a_chart_groups_code_opens_highlighted(dashboard):
+    title = dashboard.page.get_by_text("Code: core.stability.stability_map", exact=False)
+    title.scroll_into_view_if_needed()
+    title.click()
+    code = dashboard.page.locator(".scanlab-code").filter(has_text="def stability_map(")
+    code.first.wait_for(timeout=10_000)
+    assert code.first.locator("span[style]").count() > 50  # highlighted
+
+
+def test_under_the_hood_panels_open_and_answer(dashboard):
+    page = dashboard.page
+    page.get_by_text("Loop-invariant inputs: duplicate, carry or closure (seed 002)").click()
+    page.get_by_text("total = 20, per step = [0 2 4 6 8]").first.wait_for(timeout=60_000)
+    assert page.get_by_text("total = 20, per step = [0 2 4 6 8]").count() == 3
+    page.get_by_text("Pytree parameters and Optax optimizers (seed 004)").click()
+    page.get_by_text("After 200 steps of sgd").wait_for(timeout=60_000)
+    page.wait_for_function(
+        "() => document.querySelectorAll('.js-plotly-plot').length >= 9", timeout=30_000, polling=200
+    )
+    page.get_by_role("button", name="adam", exact=True).click()
+    page.get_by_text("After 200 steps of adam").wait_for(timeout=10_000)
+    steps = page.locator(".widget-slider").filter(has=page.locator("label", has_text=re.compile("^steps$")))
+    readout = steps.locator(".widget-readout")
+    readout.fill("50")
+    readout.press("Enter")
+    page.get_by_text("After 50 steps of adam").wait_for(timeout=10_000)
+    loss = dashboard.trace_y("Minibatch loss before each step")
+    assert len(loss) == 50 and all(v > 0 for v in loss)

@@ -20,6 +20,7 @@ import plotly.graph_objects as go
 from core import stability, theory, training
 from widgets.code import code_view
 from widgets.figures import CHARTS, LOSSES, bundle_url, figure_widget, shown
+from widgets.hood import UnderTheHood
 from widgets.model import Model, Result
 from widgets.script import FILENAME, training_script
 from widgets.settings import CHOICES, DEFAULTS, PRESETS, RANGES, Settings, from_query, sanitize, to_query
@@ -169,7 +170,8 @@ def _wait_for_request() -> None:
 class Explorer:
     """The explorer's state and widgets: `controls` is the sticky control panel, `figures` the
     FigureWidgets by chart name, `stability` the stability map panel, and `show(...)` lays charts
-    side by side ("stability" names the map).
+    side by side ("stability" names the map). `hood` is the "under the hood" section (issue 5),
+    whose panels are built when first opened.
 
     `model` shares a warmed-up `Model`; `bundle_url` is where the page serves Plotly's widget bundle
     (`widgets.figures.bundle_url`); `background=False` computes the map in the callback itself."""
@@ -224,6 +226,7 @@ class Explorer:
         self.stability = StabilityPanel(
             self.model, settings, self._pick, figure_widget(bundle_url), background=background
         )
+        self.hood = UnderTheHood(figure_widget(bundle_url))
         self._show_texts(list(notices) + problems)
         self.controls = self._control_panel()
 

@@ -1,0 +1,213 @@
+"""Issue 5's "under the hood" panels without a browser: each shows what core computes, no control
+recompiles, bad values get a notice, and the live timing panel ends cleanly at its timeout."""
+
+import time
+
+import numpy as np
+import pytest
+
+import core
+from widgets import Explorer
+from widgets.hood import BATCH_SIZES, LR_DEMO, MAX_STEPS, MEMORY_LENGTHS, PANELS, SYNC_EVERY, UnderTheHood
+
+
+@pytest.fixture(scope="module")
+def hood():
+    return UnderTheHood()
+
+
+def test_panels_are_built_only_when_opened():
+    hood = UnderTheHood()
+    sections = {name: hood.show(name) for name in PANELS}
+    assert hood.panels == {}
+    assert all(section.selected_index is None for section in sections.values())
+    assert hood.show("optax") is sections["optax"]  # one section per panel
+    sections["invariants"].selected_index = 0
+    assert list(hood.panels) == ["invariants"]
+    assert sections["invariants"].children == (hood.panels["invariants"].widget,)
+    with pytest.raises(ValueError, match="name must be one of"):
+        hood.show("nonsense")
+
+
+def test_the_explorer_has_the_section():
+    explorer = Explorer(background=False)
+    assert isinstance(explorer.hood, UnderTheHood) and explorer.hood.panels == {}
+
+
+# Loop-invariant inputs -----------------------------------------------------------------------------
+
+
+def test_invariants_panel_shows_seed_002s_numbers_for_all_three(hood):
+    panel = hood.open("invariants")
+    panel.length.value, panel.b.value = 5, 2.0
+    for name in core.STRATEGIES:
+        assert "total = <b>20</b>, per step = [0 2 4 6 8]" in panel.results[name].value, name
+    assert "<b>scanned input</b>" in panel.results["duplicate"].value
+    assert "<b>constant of the loop</b>" in panel.results["closure"].value
+    assert "broadcast_in_dim b" in panel.jaxprs["duplicate"].value
+    assert "broadcast_in_dim" not in panel.jaxprs["closure"].value
+
+
+def test_invariants_panel_follows_its_controls(hood):
+    panel = hood.open("invariants")
+    panel.length.value, panel.b.value = 4, -1.5
+    for name in core.STRATEGIES:
+        assert "total = <b>-9</b>, per step = [-0 -1.5 -3 -4.5]" in panel.results[name].value
+    assert "f32[4]" in panel.jaxprs["duplicate"].value
+    panel.b.value = float("nan")  # a visitor can send it over the widget protocol
+    assert panel.b.value == 2.0 and "not a number" in panel.notice.value
+    assert "total = <b>12</b>" in panel.results["carry"].value
+    panel.b.value = 1.0
+    assert panel.notice.value == ""
+
+
+def test_the_memory_chart_is_xlas_count(hood):
+    panel = hood.open("invariants")
+    expected = core.strategy_memory(MEMORY_LENGTHS)
+    for trace, name in zip(panel.memory_figure.data, core.STRATEGIES, strict=True):
+        assert trace.name == name
+        np.testing.assert_array_equal(trace.x, MEMORY_LENGTHS)
+        np.testing.assert_array_equal(trace.y, expected.temp_bytes[name])
+    assert panel.memory_figure.data[0].y[-1] > 4 * MEMORY_LENGTHS[-1]  # duplicate: N floats
+
+
+def test_the_lr_rule_shows_one_trace_for_many_learning_rates(hood):
+    text = hood.open("invariants").lr_rule.value
+    assert "<b>1 trace</b> with lr traced" in text and f"<b>{len(LR_DEMO)} traces</b>" in text
+    assert "<td>0.1</td><td>0.64</td>" in text  # seed 000's example
+
+
+# Pytree parameters and Optax -------------------------------------------------------------------------
+
+
+def _expected_fit(panel):
+    x, y = core.linear_data(panel.seed.value)
+    return core.train_linear(
+        x,
+        y,
+        optimizer=panel.optimizer.value,
+        lr=panel.lr.value,
+        steps=panel.steps.value,
+        batch_size=BATCH_SIZES[panel.batch_size.value],
+        seed=panel.seed.value,
+        max_steps=MAX_STEPS,
+    )
+
+
+def _assert_shows(panel, fit):
+    w, b = fit.history["w"], fit.history["b"]
+    for trace, values in zip(panel.params_figure.data[:4], [w[:, 0], w[:, 1], w[:, 2], b], strict=True):
+        np.testing.assert_array_equal(trace.y, np.where(np.isfinite(values), values, np.nan))
+        np.testing.assert_array_equal(trace.x, np.arange(1, len(values) + 1))
+    losses = fit.losses.astype(np.float64)
+    np.testing.assert_array_equal(panel.loss_figure.data[0].y, np.where(losses > 0, losses, np.nan))
+
+
+def test_optax_panel_starts_at_seed_004s_example(hood):
+    panel = hood.open("optax")
+    assert (panel.optimizer.value, panel.lr.value, panel.steps.value) == ("sgd", 0.1, 200)
+    fit = _expected_fit(panel)
+    _assert_shows(panel, fit)
+    np.testing.assert_allclose(fit.params["w"], [2, -1, 0.5], atol=1e-2)
+    assert "w = [2, -1, 0.5], b = 3" in panel.status.value
+
+
+def test_optax_panel_never_recompiles(hood, count_compiles):
+    panel = hood.open("optax")
+    with count_compiles() as compiles:
+        for optimizer in core.OPTIMIZERS:
+            panel.optimizer.value = optimizer
+            for lr, batch, steps, seed in [
+                (0.03, "8", 17, 3),
+                (0.5, "full (256)", 1024, 0),
+                (1e-3, "1", 1, 9),
+            ]:
+                panel.lr.value, panel.batch_size.value = lr, batch
+                panel.steps.value, panel.seed.value = steps, seed
+                _assert_shows(panel, _expected_fit(panel))
+    assert compiles == []
+
+
+def test_optax_panel_says_when_a_run_diverges_and_recovers(hood):
+    panel = hood.open("optax")
+    panel.optimizer.value, panel.batch_size.value, panel.steps.value, panel.seed.value = (
+        "sgd",
+        "full (256)",
+        200,
+        0,
+    )
+    panel.lr.value = 3.0
+    assert "Diverged" in panel.status.value
+    assert np.isnan(panel.params_figure.data[0].y[-1])  # drawn as a gap, not a broken chart
+    panel.lr.value = float("nan")
+    assert panel.lr.value == 0.1 and "not a number" in panel.status.value
+    assert "Diverged" not in panel.status.value and "w = [2, -1, 0.5]" in panel.status.value
+
+
+# Python loop vs scan vs unrolled ---------------------------------------------------------------------
+
+
+def _wait_until(predicate, timeout):
+    deadline = time.monotonic() + timeout
+    while not predicate() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return predicate()
+
+
+def test_loops_panel_measures_every_way_and_the_host_syncs(hood):
+    panel = hood.open("loops")
+    panel.largest.value, panel.timeout.value = "up to 100", 120
+    panel.measure()
+    assert panel.running and panel.measure_button.disabled and not panel.stop_button.disabled
+    panel.wait(150)
+    assert not panel.running and panel.last_returncode == 0, panel.status.value
+    assert panel.status.value.startswith("Done in")
+    ns = (10, 20, 50, 100)
+    assert set(panel.points) == {(way, n) for way in core.WAYS for n in ns}
+    for way, trace in zip(core.WAYS, panel.compile_figure.data, strict=True):
+        np.testing.assert_array_equal(trace.x, ns)
+        assert np.all(np.asarray(trace.y) > 0), way
+        np.testing.assert_array_equal(
+            panel.run_figure.data[core.WAYS.index(way)].y, [panel.points[way, n][1] for n in ns]
+        )
+    assert set(panel.syncs) == set(SYNC_EVERY)
+    assert [panel.syncs[k][1] for k in SYNC_EVERY] == [1000, 100, 10, 1]
+    assert list(panel.sync_figure.data[0].customdata) == [1000, 100, 10, 1]
+    assert not panel.measure_button.disabled and panel.stop_button.disabled
+
+
+def test_loops_panel_returns_at_its_timeout_and_leaves_the_controls_usable(hood):
+    panel = hood.open("loops")
+    optax = hood.open("optax")
+    panel.largest.value, panel.timeout.value = "up to 200", 5  # unrolled at N = 200 compiles for 10 s+
+    started = time.monotonic()
+    panel.measure()
+    # While it measures, the other controls answer at once: the work is in another process.
+    optax.lr.value = 0.05
+    assert "sgd" in optax.status.value or "adam" in optax.status.value or "momentum" in optax.status.value
+    panel.measure()  # a second press while running starts nothing
+    assert _wait_until(lambda: not panel.running, 30), "the panel did not return at its timeout"
+    assert time.monotonic() - started < 15
+    assert "Stopped at the timeout" in panel.status.value and "unrolled at N = 200" in panel.status.value
+    assert panel.last_returncode is not None and panel.last_returncode < 0  # the process was killed
+    assert ("unrolled", 200) not in panel.points
+    assert not panel.measure_button.disabled and panel.stop_button.disabled
+    # usable again: a new measurement starts, and Stop ends it
+    panel.largest.value = "up to 100"
+    panel.measure()
+    assert panel.running
+    panel.stop_button.click()
+    assert _wait_until(lambda: not panel.running, 10)
+    assert "Stopped after" in panel.status.value and not panel.measure_button.disabled
+
+
+def test_loops_panel_clamps_a_bad_timeout(hood):
+    panel = hood.open("loops")
+    panel.timeout.value = 600
+    panel.timeout.min = 0  # a visitor can change a trait over the widget protocol
+    panel.timeout.value = 1
+    panel.largest.value = "up to 100"
+    panel.measure()
+    assert panel.timeout.value == 5 and "outside 5 to 600" in panel.status.value
+    panel.stop()
+    assert _wait_until(lambda: not panel.running, 10)
