@@ -8,7 +8,17 @@ import pytest
 
 import core
 from widgets import Explorer
-from widgets.hood import BATCH_SIZES, LR_DEMO, MAX_STEPS, MEMORY_LENGTHS, PANELS, SYNC_EVERY, UnderTheHood
+from widgets.hood import (
+    BATCH_SIZES,
+    LR_DEMO,
+    MAX_STEPS,
+    MEASURING_SLOTS,
+    MEMORY_LENGTHS,
+    PANELS,
+    SYNC_EVERY,
+    UnderTheHood,
+    _take_slot,
+)
 
 
 @pytest.fixture(scope="module")
@@ -211,3 +221,28 @@ def test_loops_panel_clamps_a_bad_timeout(hood):
     assert panel.timeout.value == 5 and "outside 5 to 600" in panel.status.value
     panel.stop()
     assert _wait_until(lambda: not panel.running, 10)
+
+
+def test_a_busy_server_runs_no_more_measurements_than_its_slots(hood, tmp_path):
+    panel = hood.open("loops")
+    panel.slot_folder = str(tmp_path)
+    held = [_take_slot(str(tmp_path)) for _ in range(MEASURING_SLOTS)]  # other kernels measuring
+    assert all(held) and _take_slot(str(tmp_path)) is None
+    try:
+        returncode = panel.last_returncode = "untouched"
+        panel.measure()
+        assert _wait_until(lambda: not panel.running, 10)
+        assert "already running on this server" in panel.status.value
+        assert panel.last_returncode == returncode  # no process was started
+        assert not panel.measure_button.disabled
+    finally:
+        held.pop().close()
+    panel.timeout.value = 5
+    panel.measure()  # a slot is free again
+    assert _wait_until(lambda: "Measuring" in panel.status.value or not panel.running, 20)
+    panel.stop()
+    assert _wait_until(lambda: not panel.running, 10)
+    assert "already running" not in panel.status.value
+    for handle in held:
+        handle.close()
+    panel.slot_folder = None

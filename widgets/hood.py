@@ -13,6 +13,7 @@ the source of the core functions it runs.
 
 from __future__ import annotations
 
+import fcntl
 import html
 import json
 import math
@@ -20,6 +21,7 @@ import os
 import queue
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -196,6 +198,27 @@ _WAY_WORDS = {
 }
 
 
+MEASURING_SLOTS = 2
+"""How many timing processes may run at once on this machine, over every kernel: an unrolled compile
+at N = 200 takes a core and about 700 MB for 15 s, and a class pressing Measure together must not
+starve everyone's sliders."""
+
+
+def _take_slot(folder: str | None = None):
+    """An open file holding an exclusive lock on one of MEASURING_SLOTS lock files shared by every
+    process on the machine, or None when all are taken. Closing the file frees the slot, and so
+    does the kernel's death."""
+    folder = folder or tempfile.gettempdir()
+    for slot in range(MEASURING_SLOTS):
+        handle = open(os.path.join(folder, f"scanlab-timing-{slot}.lock"), "a")
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return handle
+        except OSError:
+            handle.close()
+    return None
+
+
 def measurement_command(ns, *, sync: bool = True) -> list[str]:
     """The command that measures every way at `ns` (and the host syncs): `core.timing`'s command
     line in a fresh Python, so a timeout can kill it and no cache of this kernel distorts a compile."""
@@ -214,6 +237,7 @@ class LoopsPanel:
     def __init__(self, figure=go.FigureWidget):
         self.root = str(Path(core.__file__).resolve().parent.parent)  # where `import core` works
         self.last_returncode: int | None = None
+        self.slot_folder: str | None = None  # where the MEASURING_SLOTS lock files live (tests)
         self.largest = ipw.ToggleButtons(options=list(RANGES_OF_N), value="up to 100", description="N")
         self.largest.style = {"button_width": "7em"}
         self.largest.tooltip = (
@@ -338,6 +362,10 @@ class LoopsPanel:
         environment.pop("JAX_COMPILATION_CACHE_DIR", None)
         lines: queue.Queue = queue.Queue()
         reader = None
+        slot = _take_slot(self.slot_folder)
+        if slot is None:
+            self._busy()
+            return
         try:
             self._process = subprocess.Popen(
                 measurement_command(ns),
@@ -375,7 +403,16 @@ class LoopsPanel:
                     reader.join(5)  # the pipe ends with the process
                 process.stdout.close()
                 self.last_returncode = process.returncode
+            slot.close()
             self._finish(ended, time.monotonic() - start, ns, process.returncode if process else None)
+
+    def _busy(self) -> None:
+        with self._lock:
+            self.status.value = _notice(
+                f"{MEASURING_SLOTS} measurements are already running on this server (one per visitor "
+                "who pressed Measure); try again in a minute."
+            )
+            self.measure_button.disabled, self.stop_button.disabled = False, True
 
     def _record(self, line: str, start: float) -> None:
         try:
