@@ -96,10 +96,15 @@ class Dashboard:
         self.errors = []
         self.page.on("pageerror", lambda error: self.errors.append(str(error)))
         self.page.on("console", self._console)
+        self.page.on("dialog", self._dialog)
         self.page.goto(url, timeout=60_000)
         self.page.wait_for_function(
             "() => document.querySelectorAll('.js-plotly-plot').length >= 6", timeout=90_000, polling=200
         )
+
+    def _dialog(self, dialog):
+        self.errors.append(f"a dialog opened: {dialog.message}")  # an injected alert()
+        dialog.dismiss()
 
     def _console(self, message):
         # Offline, the page fails to fetch web fonts (font-awesome) from a CDN; nothing else is expected.
@@ -326,3 +331,60 @@ def test_under_the_hood_panels_open_and_answer(dashboard):
     page.get_by_text("After 50 steps of adam").wait_for(timeout=10_000)
     loss = dashboard.trace_y("Minibatch loss before each step")
     assert len(loss) == 50 and all(v > 0 for v in loss)
+
+
+HOSTILE_LINKS = [
+    "?lr=<script>window.__pwned=1</script>&N=1e400",
+    '?w0="><img src=x onerror="window.__pwned=1">&seed=%D9%A3&B=-inf',
+    "?view=projector&hide=seed,<img src=x onerror=window.__pwned=1>",
+    "?" + "x" * 5000 + "=1",
+    "?lr=nan&loss=both&loss=mean&kind=%00&preset=%3Cb%3E",
+    "?preset=diverging&N=1000&B=512&lr=10&noise=2",  # valid, and as extreme as the controls go
+]
+
+
+@pytest.mark.parametrize("link", HOSTILE_LINKS)
+def test_a_hostile_link_renders_with_a_notice_and_injects_nothing(browser, dashboard_url, link):
+    page = Dashboard(browser, dashboard_url + link)
+    assert page.page.evaluate("window.__pwned") is None
+    assert page.page.locator("img[src=x]").count() == 0
+    notice = page.page.locator(".scanlab-notice").first.inner_text()
+    assert ("diverged at step" in page.page.inner_text("body")) if "preset=diverging" in link else notice
+    for title in ("Trajectory", "Loss of each batch"):  # drawn, with numbers in them
+        values = np.asarray(page.trace_y(title), dtype=np.float64)
+        assert np.isfinite(values).any(), title
+    assert page.errors == [], page.errors
+    page.close()
+
+
+def test_projector_view_and_hidden_controls_round_trip(browser, dashboard_url):
+    page = Dashboard(browser, dashboard_url + "?lr=0.05&view=projector&hide=seed,presets")
+    font = page.page.evaluate(
+        """() => [...document.querySelectorAll('.js-plotly-plot')]
+            .find(g => g.layout.title.text.startsWith('Trajectory'))._fullLayout.font.size"""
+    )
+    assert font == 18
+    assert not page.page.get_by_text("Presets:").is_visible()
+    assert not page.page.locator(".widget-inline-hbox").filter(has_text="seed").first.is_visible()
+    assert page.slider("lr").is_visible()
+    share = page.page.locator(".widget-text").filter(has=page.page.locator("label", has_text="share link"))
+    assert (
+        share.locator("input")
+        .input_value()
+        .endswith("?lr=0.05&N=100&B=16&loss=sum&view=projector&hide=seed,presets")
+    )
+    assert page.errors == [], page.errors
+    page.close()
+
+
+def test_export_csv_downloads_the_run(dashboard):
+    dashboard.page.get_by_role("button", name="Export CSV").click()
+    link = dashboard.page.get_by_role("link", name=re.compile(r"Download scanlab_.*\.csv"))
+    with dashboard.page.expect_download() as download:
+        link.click()
+    rows = Path(download.value.path()).read_text().splitlines()
+    assert rows[0] == "loss_mode,step,w,loss,gradient" and len(rows) == 1 + 2 * (DEFAULTS.N + 1)
+    expected = _expected_weights(DEFAULTS)
+    np.testing.assert_allclose(
+        [float(r.split(",")[2]) for r in rows[1 : DEFAULTS.N + 2]], expected, rtol=1e-6
+    )

@@ -19,11 +19,24 @@ import plotly.graph_objects as go
 
 from core import stability, theory, training
 from widgets.code import code_view
-from widgets.figures import CHARTS, LOSSES, bundle_url, figure_widget, shown
+from widgets.export import CSV_HEADER, charts_html, download_link, file_stem, run_csv
+from widgets.figures import CHARTS, LOSSES, bundle_url, figure_widget, projector_widget, shown
 from widgets.hood import UnderTheHood
 from widgets.model import Model, Result
 from widgets.script import FILENAME, training_script
-from widgets.settings import CHOICES, DEFAULTS, PRESETS, RANGES, Settings, from_query, sanitize, to_query
+from widgets.settings import (
+    CHOICES,
+    DEFAULT_PRESENTATION,
+    DEFAULTS,
+    PRESETS,
+    RANGES,
+    Presentation,
+    Settings,
+    from_query,
+    presentation_from_query,
+    sanitize,
+    to_query,
+)
 from widgets.stability import CHART as STABILITY_CHART
 from widgets.stability import StabilityPanel
 
@@ -41,6 +54,10 @@ _STYLE = """<style>
 .scanlab-notice { color: #8a3b00; }
 .scanlab-status { font-size: 1.05em; }
 .scanlab-controls .widget-label { min-width: 3.5em; }
+.scanlab-projector, .scanlab-projector .widget-label, .scanlab-projector .widget-readout,
+.scanlab-projector button, .scanlab-projector input, .scanlab-projector .widget-html-content,
+.scanlab-projector .lm-AccordionPanel-title { font-size: 20px; }
+.scanlab-projector .widget-slider .noUi-handle { transform: scale(1.4); }
 </style>"""
 
 
@@ -185,8 +202,13 @@ class Explorer:
         model: Model | None = None,
         bundle_url: str | None = None,
         background: bool = True,
+        presentation: Presentation = DEFAULT_PRESENTATION,
     ):
         settings, problems = sanitize(settings._asdict())
+        self.presentation = presentation
+        make_figure = figure_widget(bundle_url)
+        if presentation.view == "projector":
+            make_figure = projector_widget(make_figure)
         self.model = model if model is not None else Model()
         self.result: Result = self.model.compute(settings)
         self.base_url = base_url
@@ -218,15 +240,18 @@ class Explorer:
         self.script_text = ipw.Textarea(layout={"width": "100%", "height": "24em"})
         self.script_links = ipw.HTML()
         self.script_box = ipw.VBox([self.script_links, self.script_text], layout={"display": "none"})
+        self.csv_button = ipw.Button(description="Export CSV", icon="table", tooltip=CSV_HEADER)
+        self.html_button = ipw.Button(
+            description="Export charts", icon="download", tooltip="every chart in one standalone HTML file"
+        )
+        self.export_links = ipw.HTML()
 
         self.figures = {
-            name: chart.build(self.result, settings.loss, self.step, figure_widget(bundle_url))
+            name: chart.build(self.result, settings.loss, self.step, make_figure)
             for name, chart in CHARTS.items()
         }
-        self.stability = StabilityPanel(
-            self.model, settings, self._pick, figure_widget(bundle_url), background=background
-        )
-        self.hood = UnderTheHood(figure_widget(bundle_url))
+        self.stability = StabilityPanel(self.model, settings, self._pick, make_figure, background=background)
+        self.hood = UnderTheHood(make_figure)
         self._show_texts(list(notices) + problems)
         self.controls = self._control_panel()
 
@@ -245,6 +270,8 @@ class Explorer:
         self.step_button.on_click(lambda _: self._move_step(self.step + 1))
         self.reset_button.on_click(lambda _: self._move_step(0))
         self.script_button.observe(self._on_script, names="value")
+        self.csv_button.on_click(lambda _: self._export("csv"))
+        self.html_button.on_click(lambda _: self._export("html"))
 
     @classmethod
     def from_environment(cls) -> Explorer:
@@ -260,21 +287,43 @@ class Explorer:
             chart.build(result, DEFAULTS.loss, DEFAULTS.N, widget=go.Figure)
         STABILITY_CHART.build(model.stability(DEFAULTS), DEFAULTS, widget=go.Figure)  # compiles the map
         _wait_for_request()
-        settings, notices = from_query(os.environ.get("QUERY_STRING", ""))
+        query = os.environ.get("QUERY_STRING", "")
+        settings, notices = from_query(query)
+        presentation, more = presentation_from_query(query)
         url = os.environ.get("VOILA_REQUEST_URL", "")
         base = urlunsplit(urlsplit(url)._replace(query="", fragment="")) if url else ""
         bundle = bundle_url(url, os.environ.get("VOILA_SERVER_URL", "/"))
-        return cls(settings, notices=notices, base_url=base, model=model, bundle_url=bundle)
+        return cls(
+            settings,
+            notices=notices + more,
+            base_url=base,
+            model=model,
+            bundle_url=bundle,
+            presentation=presentation,
+        )
 
     # Layout -----------------------------------------------------------------------------------
 
     def _control_panel(self) -> ipw.VBox:
         i = self.inputs
         column = {"width": "33%", "min_width": "300px"}
+        rows = {
+            "presets": ipw.HBox(
+                [ipw.Label("Presets:"), *self.presets.values()], layout={"flex_flow": "row wrap"}
+            ),
+            "playback": ipw.HBox(
+                [self.play, self.step_button, self.reset_button, self.step_slider],
+                layout={"flex_flow": "row wrap", "align_items": "center"},
+            ),
+            "share": ipw.HBox(
+                [self.share, self.script_button, self.csv_button, self.html_button],
+                layout={"align_items": "center", "flex_flow": "row wrap"},
+            ),
+        }
         panel = ipw.VBox(
             [
                 ipw.HTML(_STYLE),
-                ipw.HBox([ipw.Label("Presets:"), *self.presets.values()], layout={"flex_flow": "row wrap"}),
+                rows["presets"],
                 ipw.HBox(
                     [
                         ipw.VBox([i["lr"], i["N"], i["B"]], layout=column),
@@ -283,21 +332,28 @@ class Explorer:
                     ],
                     layout={"flex_flow": "row wrap"},
                 ),
-                ipw.HBox(
-                    [self.play, self.step_button, self.reset_button, self.step_slider],
-                    layout={"flex_flow": "row wrap", "align_items": "center"},
-                ),
+                rows["playback"],
                 self.step_info,
                 self.status,
                 self.notice,
-                ipw.HBox([self.share, self.script_button], layout={"align_items": "center"}),
+                rows["share"],
+                self.export_links,
                 self.script_box,
             ]
         )
+        for name in self.presentation.hide:  # a teacher's focused link
+            (rows.get(name) or i[name]).layout.display = "none"
         panel.add_class("scanlab-controls")
+        self._projector(panel)
         self.status.add_class("scanlab-status")
         self.notice.add_class("scanlab-notice")
         return panel
+
+    def _projector(self, box):
+        """`box`, marked for the projector's larger text when the page is in that view."""
+        if self.presentation.view == "projector":
+            box.add_class("scanlab-projector")
+        return box
 
     def show(self, *names: str) -> ipw.VBox:
         """The named charts side by side, wrapping on narrow screens, with the source of the core
@@ -305,7 +361,7 @@ class Explorer:
         views = {**self.figures, "stability": self.stability.widget}
         functions = list(dict.fromkeys(f for name in names for f in CODE[name]))
         charts = ipw.HBox([views[name] for name in names], layout={"flex_flow": "row wrap"})
-        return ipw.VBox([charts, code_view(functions)])
+        return self._projector(ipw.VBox([charts, code_view(functions)]))
 
     @property
     def script(self) -> str:
@@ -394,6 +450,17 @@ class Explorer:
             self.script_text.value = script
             self.script_links.value = _script_links(script)
 
+    def _export(self, kind: str) -> None:
+        """A download link for the current run: its numbers (CSV) or every chart (HTML)."""
+        stem = file_stem(self.settings)
+        if kind == "csv":
+            link = download_link(run_csv(self.result), f"{stem}.csv", "text/csv")
+        else:
+            figures = [*self.figures.values(), self.stability.figure]
+            page = charts_html(figures, self.settings, self.share.value)
+            link = download_link(page, f"{stem}.html", "text/html")
+        self.export_links.value = link
+
     def _move_step(self, step: int) -> None:
         self.play.playing = False
         self.play.value = min(max(step, 0), self.settings.N)
@@ -415,10 +482,11 @@ class Explorer:
     def _show_texts(self, notices) -> None:
         self.status.value = self._status_text()
         self.step_info.value = self._step_text()
-        self.share.value = self.base_url + "?" + to_query(self.settings)
+        self.share.value = self.base_url + "?" + to_query(self.settings, self.presentation)
         self.notice.value = "<br>".join(f"&#9888; {html.escape(n)}" for n in notices) if notices else ""
         if self.script_button.value:
             self._on_script()
+        self.export_links.value = ""  # an export is of the run it was made from
 
     def _status_text(self) -> str:
         r, s = self.result, self.settings

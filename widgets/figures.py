@@ -222,6 +222,44 @@ def figure_widget(url: str | None = None) -> type[go.FigureWidget]:
     return type("FigureWidget", (go.FigureWidget,), {"_esm": url, "__module__": __name__})
 
 
+PROJECTOR = {"font": 18, "title": 24, "line": 2.0, "marker": 1.5}
+"""`?view=projector`: text sizes in px, and how much thicker lines and larger markers are drawn."""
+
+
+def enlarge(figure) -> None:
+    """Make `figure` (a go.Figure or FigureWidget) readable from the back of a room: larger text
+    everywhere, thicker lines, larger markers (PROJECTOR)."""
+    figure.update_layout(
+        font={"size": PROJECTOR["font"]},
+        title_font_size=PROJECTOR["title"],
+        legend_font_size=PROJECTOR["font"],
+        hoverlabel_font_size=PROJECTOR["font"],
+    )
+    for trace in figure.data:
+        if trace.type != "scatter":
+            continue
+        if trace.line.width is not None:
+            trace.line.width = trace.line.width * PROJECTOR["line"]
+        elif "lines" in (trace.mode or "lines"):
+            trace.line.width = 2 * PROJECTOR["line"]  # Plotly's default width is 2
+        if isinstance(trace.marker.size, (int, float)):
+            trace.marker.size = trace.marker.size * PROJECTOR["marker"]
+        if trace.marker.line.width is not None:
+            trace.marker.line.width = trace.marker.line.width * PROJECTOR["line"]
+
+
+def projector_widget(base=go.FigureWidget):
+    """A figure factory like `base` (called as base(data=..., layout=...)) whose figures are
+    enlarged in their constructor: Voila drops changes made after it while the notebook first runs."""
+
+    def make(data=None, layout=None):
+        figure = go.Figure(data=data, layout=layout)
+        enlarge(figure)
+        return base(figure)
+
+    return make
+
+
 # w per step for each loss, and w* as a dashed line: the trajectory and sum-vs-mean charts.
 _WEIGHTS_AND_OPTIMUM = [
     _line("sum", name="w, sum loss", hovertemplate="step %{x}<br>w = %{y:.6g}<extra>sum</extra>"),

@@ -123,6 +123,56 @@ def sanitize(values: dict) -> tuple[Settings, list[str]]:
     return Settings(**fields), notices
 
 
+class Presentation(NamedTuple):
+    """How the page looks, apart from the run: `view` ("default", or "projector": larger fonts and
+    lines for a projector) and `hide`, the controls not shown (a teacher's focused link)."""
+
+    view: str = "default"
+    hide: tuple = ()
+
+
+DEFAULT_PRESENTATION = Presentation()
+VIEWS = ("default", "projector")
+HIDEABLE = (*Settings._fields, "presets", "playback", "share")
+"""What `?hide=` may name: any control, the presets row, the playback row, the share and script row."""
+_PRESENTATION_KEYS = ("view", "hide")
+
+
+def _parse(query: str):
+    """{key: [values]} of a query string, or None when it has too many parameters."""
+    try:
+        return parse_qs(query or "", keep_blank_values=True, max_num_fields=100)
+    except ValueError:
+        return None
+
+
+def presentation_from_query(query: str) -> tuple[Presentation, list[str]]:
+    """The page's `Presentation` from `view=projector&hide=seed,noise`, with a notice per value it
+    could not use (`from_query` reads the run's settings from the same string)."""
+    params = _parse(query)
+    if params is None:
+        return Presentation(), []  # from_query says so
+    notices = []
+    view = "default"
+    if "view" in params:
+        raw = params["view"][-1]
+        if len(params["view"]) > 1:
+            notices.append(f"'view' was given {len(params['view'])} times; using the last, {_quote(raw)}.")
+        if raw in VIEWS:
+            view = raw
+        else:
+            notices.append(f"view={_quote(raw)} is not one of {', '.join(VIEWS)}; using default.")
+    hidden: list[str] = []
+    for raw in params.get("hide", []):  # repeated hide= parameters add up
+        for name in raw.split(","):
+            if name in HIDEABLE:
+                if name not in hidden:
+                    hidden.append(name)
+            elif name:
+                notices.append(f"hide={_quote(name)} is not one of {', '.join(HIDEABLE)}; ignored.")
+    return Presentation(view, tuple(name for name in HIDEABLE if name in hidden)), notices[:10]
+
+
 def from_query(query: str) -> tuple[Settings, list[str]]:
     """Settings from a URL query string such as `lr=0.1&N=50&preset=diverging`.
 
@@ -130,12 +180,13 @@ def from_query(query: str) -> tuple[Settings, list[str]]:
     ignored with a notice. Nothing here is trusted: every value goes through `sanitize`.
     """
     notices: list[str] = []
-    try:
-        params = parse_qs(query or "", keep_blank_values=True, max_num_fields=100)
-    except ValueError:
+    params = _parse(query)
+    if params is None:
         return DEFAULTS, ["The link has too many parameters; using the defaults."]
     values: dict = {}
     for key, raw_values in params.items():
+        if key in _PRESENTATION_KEYS:
+            continue  # presentation_from_query's
         raw = raw_values[-1]
         if len(raw_values) > 1:
             notices.append(f"{_quote(key)} was given {len(raw_values)} times; using the last, {_quote(raw)}.")
@@ -152,12 +203,17 @@ def from_query(query: str) -> tuple[Settings, list[str]]:
     return settings, notices + problems
 
 
-def to_query(settings: Settings) -> str:
-    """The query string that reproduces `settings`: lr, N, B and loss always, the rest if not default."""
+def to_query(settings: Settings, presentation: Presentation = DEFAULT_PRESENTATION) -> str:
+    """The query string that reproduces `settings` (lr, N, B and loss always, the rest if not
+    default) and `presentation` (when not the default)."""
     always = ("lr", "N", "B", "loss")
     pairs = [
         (name, f"{value:.6g}" if isinstance(value, float) else value)
         for name, value in settings._asdict().items()
         if name in always or value != getattr(DEFAULTS, name)
     ]
-    return urlencode(pairs)
+    if presentation.view != "default":
+        pairs.append(("view", presentation.view))
+    if presentation.hide:
+        pairs.append(("hide", ",".join(presentation.hide)))
+    return urlencode(pairs, safe=",")

@@ -1,0 +1,102 @@
+"""Issue 7's exports and projector view: the CSV holds exactly the run, the HTML file every chart
+with plotly.js inside, and ?view=projector / ?hide=... change the page and round-trip the link."""
+
+import base64
+import csv
+import io
+import re
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+
+from widgets import Explorer
+from widgets.export import CSV_HEADER, charts_html, run_csv
+from widgets.figures import PROJECTOR
+from widgets.settings import DEFAULTS, PRESETS, Presentation, from_query, presentation_from_query
+
+
+@pytest.fixture(scope="module")
+def explorer():
+    return Explorer(background=False)
+
+
+def _decoded(link_html: str) -> str:
+    encoded = re.search(r"base64,([A-Za-z0-9+/=]+)\"", link_html).group(1)
+    return base64.b64decode(encoded).decode("utf-8")
+
+
+@pytest.mark.parametrize("preset", ["seed-example", "diverging", "sum-vs-mean"])
+def test_the_csv_holds_every_step_of_both_runs(explorer, preset):
+    explorer.apply(PRESETS[preset][1])
+    rows = list(csv.DictReader(io.StringIO(run_csv(explorer.result))))
+    assert ",".join(rows[0]) == CSV_HEADER
+    n = explorer.settings.N
+    for mode in ("sum", "mean"):
+        history = explorer.result.histories[mode]
+        mine = [row for row in rows if row["loss_mode"] == mode]
+        assert [int(row["step"]) for row in mine] == list(range(n + 1))
+        np.testing.assert_array_equal([np.float32(row["w"]) for row in mine], history.weights)
+        np.testing.assert_array_equal([np.float32(row["loss"]) for row in mine[:-1]], history.losses)
+        np.testing.assert_array_equal([np.float32(row["gradient"]) for row in mine[:-1]], history.grads)
+        assert mine[-1]["loss"] == mine[-1]["gradient"] == ""
+    if preset == "seed-example":
+        assert [row["w"] for row in rows[:3]] == ["0", "0.400000006", "0.639999986"]
+
+
+def test_the_export_buttons_give_links_that_go_stale_with_the_run(explorer):
+    explorer.apply(DEFAULTS)
+    explorer.csv_button.click()
+    assert "Download scanlab_lr0.01_N100_B16_sum.csv" in explorer.export_links.value
+    assert _decoded(explorer.export_links.value) == run_csv(explorer.result)
+    explorer.inputs["lr"].value = 0.02
+    assert explorer.export_links.value == ""  # a link is to the run it was made from
+    explorer.html_button.click()
+    page = _decoded(explorer.export_links.value)
+    assert "scanlab_lr0.02_N100_B16_sum.html" in explorer.export_links.value
+    assert page.count('class="plotly-graph-div"') == 6  # five charts and the stability map
+    assert page.count("Plotly.newPlot") == 6 and len(page) > 3_000_000  # plotly.js is inside
+    assert "lr = 0.02" in page and explorer.share.value.replace("&", "&amp;") in page
+
+
+def test_the_html_export_escapes_what_it_quotes():
+    figure = go.Figure(go.Scatter(y=[1, 2]), layout={"title": {"text": "t"}})
+    page = charts_html([figure], DEFAULTS, 'http://x/?a="><script>alert(1)</script>')
+    assert "<script>alert(1)</script>" not in page
+    assert "&quot;&gt;&lt;script&gt;" in page
+
+
+def test_projector_view_enlarges_every_chart_and_the_controls():
+    plain = Explorer(background=False)
+    big = Explorer(background=False, presentation=Presentation("projector"))
+    assert "scanlab-projector" in big.controls._dom_classes
+    assert "scanlab-projector" not in plain.controls._dom_classes
+    assert "scanlab-projector" in big.show("trajectory")._dom_classes
+    for name, figure in big.figures.items():
+        assert figure.layout.font.size == PROJECTOR["font"], name
+        for trace, before in zip(figure.data, plain.figures[name].data, strict=True):
+            if before.line.width is not None:
+                assert trace.line.width == before.line.width * PROJECTOR["line"], name
+    assert big.stability.figure.layout.font.size == PROJECTOR["font"]
+    panel = big.hood.open("optax")
+    assert panel.loss_figure.layout.font.size == PROJECTOR["font"]
+    # the data are the same; only the drawing changed
+    np.testing.assert_array_equal(big.figures["trajectory"].data[0].y, plain.figures["trajectory"].data[0].y)
+
+
+def test_hide_hides_the_named_controls_and_the_link_keeps_both():
+    presentation = Presentation("projector", ("noise", "seed", "presets", "playback"))
+    explorer = Explorer(DEFAULTS._replace(lr=0.05), background=False, presentation=presentation)
+    hidden = [name for name, widget in explorer.inputs.items() if widget.layout.display == "none"]
+    assert hidden == ["noise", "seed"]
+    rows = explorer.controls.children
+    presets, playback, share = rows[1], rows[3], rows[7]
+    assert explorer.presets["smooth"] in presets.children and explorer.play in playback.children
+    assert explorer.share in share.children
+    assert (presets.layout.display, playback.layout.display, share.layout.display) == ("none", "none", None)
+    query = explorer.share.value.split("?", 1)[1]
+    assert query.endswith("&view=projector&hide=noise,seed,presets,playback")
+    assert from_query(query) == (explorer.settings, [])
+    assert presentation_from_query(query) == (presentation, [])
+    explorer.inputs["lr"].value = 0.07  # a hidden control keeps its value and the link its view
+    assert "lr=0.07" in explorer.share.value and "view=projector" in explorer.share.value

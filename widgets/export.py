@@ -1,0 +1,75 @@
+"""Exports of the current run: its numbers as CSV, its charts as one standalone HTML file.
+
+PNG stays in each chart's own toolbar (Plotly's camera button)."""
+
+from __future__ import annotations
+
+import base64
+import html
+
+import plotly.graph_objects as go
+import plotly.io as pio
+
+from widgets.model import LOSSES, Result
+from widgets.settings import Settings
+
+CSV_HEADER = "loss_mode,step,w,loss,gradient"
+
+
+def _number(value) -> str:
+    """float32 values written exactly (9 significant digits), inf and nan as Python writes them."""
+    return f"{float(value):.9g}"
+
+
+def run_csv(result: Result) -> str:
+    """Every step of both runs, one row per (loss mode, step): w is the weight step k starts from,
+    loss and gradient the batch's at that weight; the last row of each mode (step N) has the final
+    weight and no loss or gradient."""
+    rows = [CSV_HEADER]
+    for mode in LOSSES:
+        history = result.histories[mode]
+        for k, (w, loss, grad) in enumerate(
+            zip(history.weights, history.losses, history.grads, strict=False)
+        ):
+            rows.append(f"{mode},{k},{_number(w)},{_number(loss)},{_number(grad)}")
+        rows.append(f"{mode},{len(history.losses)},{_number(history.weights[-1])},,")
+    return "\n".join(rows) + "\n"
+
+
+def file_stem(settings: Settings) -> str:
+    """A file name for this run, e.g. scanlab_lr0.01_N100_B16_sum."""
+    return f"scanlab_lr{settings.lr:.6g}_N{settings.N}_B{settings.B}_{settings.loss}"
+
+
+def charts_html(figures, settings: Settings, link: str = "") -> str:
+    """One HTML file holding every chart in `figures` (FigureWidgets or Figures), with plotly.js
+    inside it: it opens offline, on a slide or a course site, and the charts stay interactive."""
+    parts = []
+    for i, figure in enumerate(figures):
+        chart = pio.to_html(
+            go.Figure(figure),
+            full_html=False,
+            include_plotlyjs=i == 0,
+            config={"displaylogo": False, "toImageButtonOptions": {"filename": file_stem(settings)}},
+        )
+        parts.append(f'<div style="display: inline-block; vertical-align: top">{chart}</div>')
+    words = ", ".join(f"{name} = {value}" for name, value in settings._asdict().items())
+    anchor = f'<p><a href="{html.escape(link, quote=True)}">Open this run in ScanLab</a></p>' if link else ""
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>ScanLab: {html.escape(file_stem(settings))}</title></head>"
+        '<body style="font-family: sans-serif">'
+        f"<h1>ScanLab: the training loop as a lax.scan</h1><p>{html.escape(words)}</p>{anchor}"
+        f"{''.join(parts)}</body></html>\n"
+    )
+
+
+def download_link(text: str, filename: str, mime: str) -> str:
+    """An HTML anchor that saves `text` as `filename`, with its size."""
+    data = text.encode("utf-8")
+    encoded = base64.b64encode(data).decode("ascii")
+    size = f"{len(data) / 1e6:.1f} MB" if len(data) >= 1e6 else f"{max(len(data) / 1e3, 0.1):.1f} kB"
+    name = html.escape(filename, quote=True)
+    return (
+        f'<a download="{name}" href="data:{mime};charset=utf-8;base64,{encoded}">Download {name}</a> ({size})'
+    )
