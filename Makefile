@@ -23,9 +23,7 @@ run lab: export MALLOC_ARENA_MAX ?= 2
 run: $(VENV)/.installed-run
 	@# Plotly's widget bundle, served once per browser instead of inside every chart's widget state
 	@# (widgets/figures.py: figure_widget); voila.json allows exactly this file.
-	@mkdir -p .cache/static && $(BIN)/python -c 'import pathlib, plotly, shutil; \
-	  shutil.copyfile(pathlib.Path(plotly.__file__).parent / "package_data/widgetbundle.js", \
-	  f".cache/static/plotly-widget-{plotly.__version__}.js")'
+	@$(BIN)/python tools/plotly_bundle.py
 	$(BIN)/voila app.ipynb --no-browser --port=$(PORT) --Voila.ip=$(HOST)
 
 test: $(VENV)/.installed-test chromium

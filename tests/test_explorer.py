@@ -358,3 +358,18 @@ def test_figures_load_plotly_from_the_served_bundle(tmp_path):
     figure = figure_widget(url)(data=[go.Scatter(y=[1.0, 2.0])])
     assert figure._esm == url and isinstance(figure, figure_widget(url))  # one class per address
     assert len(go.FigureWidget()._esm) > 1_000_000  # what each chart used to carry
+
+
+def test_behind_a_hub_the_bundle_is_fetched_under_the_browsers_prefix(tmp_path, monkeypatch):
+    # Under Jupyter server's Voila extension (Binder, JupyterHub) VOILA_SERVER_URL stays "/" while
+    # the browser sees /user/<name>/: the address must use VOILA_BASE_URL.
+    (tmp_path / BUNDLE_PATH).parent.mkdir(parents=True)
+    (tmp_path / BUNDLE_PATH).write_text("export default {}")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("VOILA_REQUEST_URL", "https://hub.example/user/ana/voila/render/app.ipynb?lr=0.1")
+    monkeypatch.setenv("QUERY_STRING", "lr=0.1")
+    monkeypatch.setenv("VOILA_BASE_URL", "/user/ana/")
+    monkeypatch.setenv("VOILA_SERVER_URL", "/")
+    explorer = Explorer.from_environment()
+    assert explorer.settings.lr == 0.1
+    assert explorer.figures["trajectory"]._esm == f"https://hub.example/user/ana/voila/files/{BUNDLE_PATH}"

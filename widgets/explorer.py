@@ -292,7 +292,7 @@ class Explorer:
         presentation, more = presentation_from_query(query)
         url = os.environ.get("VOILA_REQUEST_URL", "")
         base = urlunsplit(urlsplit(url)._replace(query="", fragment="")) if url else ""
-        bundle = bundle_url(url, os.environ.get("VOILA_SERVER_URL", "/"))
+        bundle = bundle_url(url, os.environ.get("VOILA_BASE_URL", "/"))
         return cls(
             settings,
             notices=notices + more,

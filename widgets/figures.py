@@ -198,13 +198,16 @@ BUNDLE_PATH = f".cache/static/plotly-widget-{plotly.__version__}.js"
 dashboard serves it at <server>/voila/files/BUNDLE_PATH (voila.json allows that one file)."""
 
 
-def bundle_url(request_url: str, server_url: str = "/", root: Path = Path()) -> str | None:
+def bundle_url(request_url: str, base_url: str = "/", root: Path = Path()) -> str | None:
     """The address of the served widget bundle for a page at `request_url`, or None when the page is
-    not served by Voila or the copy is missing (then each figure carries the bundle itself)."""
+    not served by Voila or the copy is missing (then each figure carries the bundle itself).
+
+    `base_url` is Voila's VOILA_BASE_URL, the prefix the browser sees: behind JupyterHub or Binder
+    it is /user/<name>/, while VOILA_SERVER_URL stays "/" under the server extension."""
     parts = urlsplit(request_url)
     if parts.scheme not in ("http", "https") or not parts.netloc or not (root / BUNDLE_PATH).is_file():
         return None
-    server = "/" + server_url.strip("/") + "/" if server_url.strip("/") else "/"
+    server = "/" + base_url.strip("/") + "/" if base_url.strip("/") else "/"
     return urlunsplit((parts.scheme, parts.netloc, f"{server}voila/files/{BUNDLE_PATH}", "", ""))
 
 

@@ -77,7 +77,7 @@ _NOTES = {
     "closure": "the body closes over b: seed 002's choice, the cleanest.",
 }
 MEMORY_LENGTHS = 10 ** np.arange(1, 8)
-LR_DEMO = (0.01, 0.02, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3)  # seed 000's data: stable below 0.25
+LR_DEMO = (0.01, 0.02, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3)  # seed 000: monotone below 0.25, oscillating above
 
 
 class InvariantsPanel:

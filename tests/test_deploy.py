@@ -1,0 +1,197 @@
+"""Beyond one machine (issue 7): what Binder and a Zero to JupyterHub deployment read from this repo.
+
+Nothing here builds an image or talks to a cluster; each test checks a promise of the files that
+repo2docker (`environment.yml`, `start`) and Helm (`deploy/jupyterhub/config.yaml`) consume.
+`tests/test_project.py` already checks that environment.yml pins exactly requirements.lock.
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+import yaml
+from packaging.specifiers import SpecifierSet
+
+ROOT = Path(__file__).resolve().parent.parent
+HUB = ROOT / "deploy" / "jupyterhub"
+DASHBOARD = "voila/render/app.ipynb"
+
+# A pip requirement that pip can only get from the index: `name==version`, no path, URL or option.
+PINNED = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*==[A-Za-z0-9][A-Za-z0-9.+!-]*")
+
+
+def _hub_config() -> dict:
+    return yaml.safe_load((HUB / "config.yaml").read_text())
+
+
+def _hub_readme() -> str:
+    return (HUB / "README.md").read_text()
+
+
+def _bytes(quantity: str | int) -> int:
+    """KubeSpawner's reading of a memory quantity: 512M, 1G, or a plain number of bytes."""
+    units = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+    text = str(quantity)
+    return int(float(text[:-1]) * units[text[-1]]) if text[-1] in units else int(text)
+
+
+# Binder ----------------------------------------------------------------------------------------
+
+
+def test_binder_builds_from_the_root_environment_yml():
+    # repo2docker reads binder/ (or .binder/) instead of the root when it exists, and a Dockerfile
+    # overrides every other file: either would leave environment.yml and `start` unread.
+    for name in ("binder", ".binder", "Dockerfile"):
+        assert not (ROOT / name).exists(), f"{name} would hide environment.yml from repo2docker"
+    assert (ROOT / "environment.yml").is_file()
+
+
+def test_environment_yml_installs_from_conda_forge_and_pypi_alone():
+    env = yaml.safe_load((ROOT / "environment.yml").read_text())
+    assert set(env) <= {"name", "channels", "dependencies"}, "no prefix or other machine-local key"
+    assert env["channels"] == ["conda-forge"]
+    conda = [d for d in env["dependencies"] if isinstance(d, str)]
+    pythons = [d for d in conda if d.startswith("python=")]
+    assert len(pythons) == 1 and set(conda) == {"pip", pythons[0]}, "conda brings Python and pip only"
+    python = pythons[0].removeprefix("python=")
+    pips = [d["pip"] for d in env["dependencies"] if isinstance(d, dict)]
+    requires = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["requires-python"]
+    assert re.fullmatch(r"3\.\d+", python) and python in SpecifierSet(requires), (python, requires)
+    assert len(pips) == 1 and pips[0]
+    for line in pips[0]:
+        assert PINNED.fullmatch(line), f"{line!r}: only name==version, no path, URL or option"
+
+
+def test_readme_badge_opens_binder_on_the_dashboard():
+    readme = (ROOT / "README.md").read_text()
+    badge = re.search(
+        r"\[!\[[^\]]*\]\(https://mybinder\.org/badge_logo\.svg\)\]\((https://mybinder\.org/v2/gh/[^)\s]+)\)",
+        readme,
+    )
+    assert badge, "README needs the mybinder.org badge"
+    assert badge.start() < readme.find("\n## "), "the badge belongs at the top, before the first section"
+    url = urlsplit(badge.group(1))
+    assert len(url.path.removeprefix("/v2/gh/").split("/")) == 3, "owner/repository/ref"
+    assert "urlpath=voila%2Frender%2Fapp.ipynb" in url.query.split("&")
+    assert parse_qs(url.query)["urlpath"] == [DASHBOARD]
+    assert (ROOT / "app.ipynb").is_file()
+
+
+def test_repo2docker_scripts_are_executable_bash_that_parses():
+    scripts = [ROOT / name for name in ("postBuild", "start") if (ROOT / name).exists()]
+    assert ROOT / "start" in scripts
+    for script in scripts:
+        assert os.access(script, os.X_OK), f"{script.name} must be executable (git keeps the bit)"
+        assert script.read_text().startswith("#!/bin/bash\n"), f"{script.name}: bash, as in every image"
+        result = subprocess.run(["bash", "-n", str(script)], capture_output=True, text=True)
+        assert result.returncode == 0, result.stderr
+    lines = [line for line in (ROOT / "start").read_text().splitlines() if line and line[0] != "#"]
+    assert lines[-1] == 'exec "$@"', "start must hand over to the server it wraps"
+
+
+def _run_start(tmp_path: Path, **preset: str) -> dict[str, str]:
+    dump = "import json, os; print(json.dumps(dict(os.environ)))"
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), **preset}
+    result = subprocess.run(
+        [str(ROOT / "start"), sys.executable, "-c", dump], capture_output=True, text=True, env=env
+    )
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_start_exports_what_make_run_exports(tmp_path):
+    makefile = (ROOT / "Makefile").read_text()
+    exported = dict(re.findall(r"^(?:[\w ]+:\s*)?export (\w+) \?= *(.*)$", makefile, flags=re.M))
+    start = set(re.findall(r"^export (\w+)=", (ROOT / "start").read_text(), flags=re.M))
+    assert start == set(exported), "start and `make run` must set the same variables"
+
+    env = _run_start(tmp_path)
+    for name, value in exported.items():
+        if "$(" not in value:
+            assert env[name] == value, name
+    assert env["JAX_COMPILATION_CACHE_DIR"] == str(tmp_path / ".cache" / "jax")
+
+    # Like the Makefile's `?=`, a value already set (say by the hub's singleuser.extraEnv) wins.
+    preset = {"JAX_PLATFORMS": "cuda,cpu", "MALLOC_ARENA_MAX": "4"}
+    env = _run_start(tmp_path, **preset)
+    assert {name: env[name] for name in preset} == preset
+
+
+# Zero to JupyterHub -------------------------------------------------------------------------------
+
+
+def test_chart_version_is_pinned_alike_in_config_and_readme():
+    pinned = re.findall(r"^# chart: jupyterhub (\S+) ", (HUB / "config.yaml").read_text(), flags=re.M)
+    commands = re.findall(r"helm upgrade [^`]*?--version (\S+)", _hub_readme())
+    assert len(pinned) == 1 and re.fullmatch(r"\d+\.\d+\.\d+", pinned[0]), pinned
+    assert commands == pinned, "README's helm command must install the chart version config.yaml names"
+    assert "--values deploy/jupyterhub/config.yaml" in _hub_readme()
+
+
+def test_hub_opens_every_server_on_the_dashboard():
+    singleuser = _hub_config()["singleuser"]
+    assert singleuser["defaultUrl"] == "/" + DASHBOARD
+    # repo2docker copies the repository into the home directory; a home volume would hide it.
+    assert singleuser["storage"]["type"] == "none"
+
+
+def test_hub_culls_idle_servers_and_kernels_like_voila_json():
+    config = _hub_config()
+    cull = config["cull"]
+    assert cull["enabled"] is True and cull["timeout"] > 0 and cull["every"] > 0
+    files = list(config["singleuser"]["extraFiles"].values())
+    server = [f for f in files if f["mountPath"].endswith("/jupyter_server_config.json")]
+    assert len(server) == 1 and server[0]["mountPath"].startswith(
+        ("/etc/jupyter/", "/usr/local/etc/jupyter/")
+    )
+    voila = json.loads((ROOT / "voila.json").read_text())
+    assert server[0]["data"]["MappingKernelManager"] == voila["MappingKernelManager"]
+
+
+def test_hub_image_is_the_one_readme_builds():
+    image = _hub_config()["singleuser"]["image"]
+    name, tag = image["name"], image["tag"]
+    assert isinstance(tag, str) and tag != "latest", "quote the tag; never latest"
+    assert re.fullmatch(r"[0-9a-f]{7,40}", tag), "the tag is the commit the image was built from"
+    assert name == name.lower() and ":" not in name.split("/")[-1]
+    readme = _hub_readme()
+    assert re.findall(r"--image-name (\S+)", readme) == [f"{name}:{tag}"]
+    assert re.findall(r"--ref (\S+)", readme) == [tag]
+    assert re.findall(r"docker push (\S+)", readme) == [f"{name}:{tag}"]
+
+
+def test_hub_memory_fits_a_measured_dashboard():
+    singleuser = _hub_config()["singleuser"]
+    memory, cpu = singleuser["memory"], singleuser["cpu"]
+    guarantee, limit = _bytes(memory["guarantee"]), _bytes(memory["limit"])
+    # README, Performance: a dashboard kernel about 340 MB RSS; the single-user server about 100 MB.
+    assert guarantee >= (340 + 100) * 10**6
+    assert limit >= guarantee
+    assert 0 < cpu["guarantee"] <= cpu["limit"]
+
+
+@pytest.mark.parametrize("path", ["config.yaml", "README.md"])
+def test_deploy_files_hold_no_secrets(path):
+    def keys(node):
+        if isinstance(node, dict):
+            for key, value in node.items():
+                yield key
+                yield from keys(value)
+        elif isinstance(node, list):
+            for value in node:
+                yield from keys(value)
+
+    secret = {"cookieSecret", "secretToken", "client_secret", "password", "api_token", "apiToken"}
+    if path == "config.yaml":
+        assert not secret & set(keys(_hub_config()))
+    else:
+        # README's auth.yaml example shows where secrets go, with "..." in place of each.
+        for line in _hub_readme().splitlines():
+            if re.match(r"\s*(client_secret|password|cookieSecret|secretToken):", line):
+                assert line.split(":", 1)[1].strip() == '"..."', line
