@@ -164,6 +164,14 @@ def test_hub_image_is_the_one_readme_builds():
     assert re.findall(r"--image-name (\S+)", readme) == [f"{name}:{tag}"]
     assert re.findall(r"--ref (\S+)", readme) == [tag]
     assert re.findall(r"docker push (\S+)", readme) == [f"{name}:{tag}"]
+    # a commit of this repository that has what the image needs (checked where the history is)
+    shallow = subprocess.run(
+        ["git", "rev-parse", "--is-shallow-repository"], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    if shallow.returncode == 0 and shallow.stdout.strip() == "false":
+        for path in ("start", "postBuild", "environment.yml", "app.ipynb"):
+            found = subprocess.run(["git", "cat-file", "-e", f"{tag}:{path}"], cwd=ROOT, check=False)
+            assert found.returncode == 0, f"{path} is not in commit {tag}"
 
 
 def test_hub_memory_fits_a_measured_dashboard():
