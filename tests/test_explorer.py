@@ -366,10 +366,66 @@ def test_behind_a_hub_the_bundle_is_fetched_under_the_browsers_prefix(tmp_path, 
     (tmp_path / BUNDLE_PATH).parent.mkdir(parents=True)
     (tmp_path / BUNDLE_PATH).write_text("export default {}")
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("VOILA_REQUEST_URL", "https://hub.example/user/ana/voila/render/app.ipynb?lr=0.1")
+    # A preheated kernel's VOILA_REQUEST_URL is the previous visitor's page; the request details
+    # (SERVER_NAME, SERVER_PORT, SCRIPT_NAME, QUERY_STRING) are this visitor's.
+    monkeypatch.setenv("VOILA_REQUEST_URL", "https://other.example/user/ana/voila/render/app.ipynb?lr=0.3")
+    monkeypatch.setenv("SERVER_NAME", "hub.example")
+    monkeypatch.setenv("SERVER_PORT", "")
+    monkeypatch.setenv("SCRIPT_NAME", "/user/ana/voila/render/app.ipynb")
     monkeypatch.setenv("QUERY_STRING", "lr=0.1")
     monkeypatch.setenv("VOILA_BASE_URL", "/user/ana/")
     monkeypatch.setenv("VOILA_SERVER_URL", "/")
     explorer = Explorer.from_environment()
     assert explorer.settings.lr == 0.1
     assert explorer.figures["trajectory"]._esm == f"https://hub.example/user/ana/voila/files/{BUNDLE_PATH}"
+    assert (
+        explorer.share.value
+        == "https://hub.example/user/ana/voila/render/app.ipynb?lr=0.1&N=100&B=16&loss=sum"
+    )
+
+
+@pytest.mark.parametrize(
+    ("environ", "expected"),
+    [
+        ({}, ""),  # JupyterLab
+        ({"VOILA_REQUEST_URL": "http://a:1/x?q=1"}, "http://a:1/x?q=1"),  # no request details
+        (  # the first visitor after a start: no previous URL, so http
+            {"SERVER_NAME": "127.0.0.1", "SERVER_PORT": "8866", "SCRIPT_NAME": "/", "QUERY_STRING": "N=3"},
+            "http://127.0.0.1:8866/?N=3",
+        ),
+        (
+            {"SERVER_NAME": "::1", "SERVER_PORT": "8866", "SCRIPT_NAME": "", "QUERY_STRING": ""},
+            "http://[::1]:8866/",
+        ),
+        (
+            {"VOILA_REQUEST_URL": "javascript:alert(1)", "SERVER_NAME": "h", "SCRIPT_NAME": "/p"},
+            "http://h/p",
+        ),
+    ],
+)
+def test_the_page_url_is_this_visitors(environ, expected):
+    from widgets.explorer import _page_url
+
+    assert _page_url(environ) == expected
+
+
+def test_a_visitor_cannot_break_a_control_over_the_widget_protocol(explorer):
+    lr, loss = explorer.inputs["lr"], explorer.inputs["loss"]
+    # One message that moved the exponent bounds and the value used to overflow 10 ** max inside
+    # traitlets' final check; now the whole message is refused and the slider stays live.
+    for state in ({"max": 5000, "value": 5000}, {"base": 0, "value": 1.0}):
+        with pytest.raises(TraitError):
+            lr.set_state(state)
+        assert (lr.min, lr.max, lr.base) == (-4.0, 1.0, 10.0), state
+    lr.set_state({"min": -1e308, "value": 0.5})  # no overflow: taken, then the bound is put back
+    assert (lr.min, lr.max, lr.base) == (-4.0, 1.0, 10.0)
+    lr.value = 0.05
+    assert explorer.settings.lr == 0.05
+    for state in ({"_options_labels": ["a", "b", "c", "d", "e"], "index": 4}, {"index": True}, {"index": -1}):
+        with pytest.raises(TraitError):
+            loss.set_state(state)
+        assert loss._options_labels == ("sum", "mean", "both") and type(loss.index) is int, state
+    loss.set_state({"_options_labels": ["a", "b", "c", "d"]})  # alone: put back at once
+    assert loss._options_labels == ("sum", "mean", "both")
+    loss.set_state({"index": 2})
+    assert explorer.settings.loss == "both"

@@ -5,6 +5,7 @@ import time
 
 import numpy as np
 import pytest
+from traitlets import TraitError
 
 import core
 from widgets import Explorer
@@ -211,16 +212,23 @@ def test_loops_panel_returns_at_its_timeout_and_leaves_the_controls_usable(hood)
     assert "Stopped after" in panel.status.value and not panel.measure_button.disabled
 
 
-def test_loops_panel_clamps_a_bad_timeout(hood):
-    panel = hood.open("loops")
-    panel.timeout.value = 600
-    panel.timeout.min = 0  # a visitor can change a trait over the widget protocol
-    panel.timeout.value = 1
-    panel.largest.value = "up to 100"
-    panel.measure()
-    assert panel.timeout.value == 5 and "outside 5 to 600" in panel.status.value
-    panel.stop()
-    assert _wait_until(lambda: not panel.running, 10)
+def test_a_visitor_cannot_move_the_panels_bounds_or_break_their_controls(hood):
+    loops, optax = hood.open("loops"), hood.open("optax")
+    loops.timeout.min = 0  # a visitor can send any trait over the widget protocol: it is put back
+    assert loops.timeout.min == 5
+    loops.timeout.value = 1
+    assert loops.timeout.value == 5
+    with pytest.raises(TraitError):
+        optax.lr.set_state({"max": 5000, "value": 1e300})  # overflowed 10 ** max before
+    assert optax.lr.max == 0.5
+    optax.lr.value = 0.05
+    assert "After 200 steps" in optax.status.value
+    with pytest.raises(TraitError):
+        optax.batch_size.set_state({"_options_labels": list("abcdefghij"), "index": 9})
+    assert optax.batch_size._options_labels == tuple(BATCH_SIZES)
+    with pytest.raises(TraitError):
+        optax.optimizer.set_state({"index": True})
+    assert optax.optimizer.index in (0, 1, 2) and type(optax.optimizer.index) is int
 
 
 def test_a_busy_server_runs_no_more_measurements_than_its_slots(hood, tmp_path):

@@ -19,6 +19,7 @@ import plotly.graph_objects as go
 
 from core import stability, theory, training
 from widgets.code import code_view
+from widgets.controls import Choice, LogSlider, pin
 from widgets.export import CSV_HEADER, charts_html, download_link, file_stem, run_csv
 from widgets.figures import CHARTS, LOSSES, bundle_url, figure_widget, projector_widget, shown
 from widgets.hood import UnderTheHood
@@ -80,7 +81,7 @@ def _controls() -> dict:
         "lr": _labelled(
             # No step: a stepped log slider would snap 0.25 to 10**-0.6 = 0.2512 and break the
             # two-cycle preset and shared links; exact values are typed into the readout.
-            ipw.FloatLogSlider(
+            LogSlider(
                 value=DEFAULTS.lr,
                 base=10,
                 min=math.log10(lr_low),
@@ -100,7 +101,7 @@ def _controls() -> dict:
             "batch size",
         ),
         "loss": _labelled(
-            ipw.ToggleButtons(options=list(CHOICES["loss"]), value=DEFAULTS.loss, description="loss"),
+            Choice(options=list(CHOICES["loss"]), value=DEFAULTS.loss, description="loss"),
             "sum((w*x - y)**2) as in seed 000, its mean over the batch, or both overlaid",
         ),
         "w0": _labelled(
@@ -120,7 +121,7 @@ def _controls() -> dict:
             "standard deviation of the noise added to y",
         ),
         "kind": _labelled(
-            ipw.ToggleButtons(options=list(CHOICES["kind"]), value=DEFAULTS.kind, description="data"),
+            Choice(options=list(CHOICES["kind"]), value=DEFAULTS.kind, description="data"),
             "x from a standard normal, or all ones as in seed 000",
         ),
         "seed": _labelled(
@@ -160,19 +161,25 @@ def _script_links(script: str) -> str:
     )
 
 
-# Traits a visitor could change over the widget protocol that must stay as the kernel set them.
-_PINNED = ("min", "max", "base", "step", "options")
+def _page_url(environ) -> str:
+    """The address of the page this kernel serves, "" outside Voila.
 
-
-def _pin(widget, fixed: dict) -> None:
-    """Put any of `fixed`'s traits back when a visitor changes them. `fixed` is read at each change,
-    so the kernel may update it (the playback range follows N)."""
-
-    def restore(change):
-        if change["new"] != fixed[change["name"]]:
-            setattr(change["owner"], change["name"], fixed[change["name"]])
-
-    widget.observe(restore, names=list(fixed))
+    Host, port, path and query come from the request details Voila hands the kernel (SERVER_NAME,
+    SERVER_PORT, SCRIPT_NAME, QUERY_STRING). Not VOILA_REQUEST_URL: Voila gives each new request's URL
+    to the kernel that refills the pool, so a preheated kernel holds the previous visitor's address
+    (none at all for the first visitor after a start). Only its scheme is used, since it is the same
+    server's; http when there is none.
+    """
+    host = environ.get("SERVER_NAME", "")
+    if not host:
+        return environ.get("VOILA_REQUEST_URL", "")
+    scheme = urlsplit(environ.get("VOILA_REQUEST_URL", "")).scheme
+    port = environ.get("SERVER_PORT", "")
+    netloc = (f"[{host}]" if ":" in host else host) + (f":{port}" if port else "")
+    path = environ.get("SCRIPT_NAME", "") or "/"
+    return urlunsplit(
+        (scheme if scheme in ("http", "https") else "http", netloc, path, environ.get("QUERY_STRING", ""), "")
+    )
 
 
 def _wait_for_request() -> None:
@@ -256,10 +263,10 @@ class Explorer:
         self.controls = self._control_panel()
 
         for widget in self.inputs.values():
-            _pin(widget, {name: getattr(widget, name) for name in _PINNED if widget.has_trait(name)})
+            pin(widget)
         self._step_range = {"min": 0, "max": settings.N}
-        _pin(self.play, self._step_range)
-        _pin(self.step_slider, self._step_range)
+        pin(self.play, self._step_range)
+        pin(self.step_slider, self._step_range)
 
         self._busy = False
         for name, widget in self.inputs.items():
@@ -290,7 +297,7 @@ class Explorer:
         query = os.environ.get("QUERY_STRING", "")
         settings, notices = from_query(query)
         presentation, more = presentation_from_query(query)
-        url = os.environ.get("VOILA_REQUEST_URL", "")
+        url = _page_url(os.environ)
         base = urlunsplit(urlsplit(url)._replace(query="", fragment="")) if url else ""
         bundle = bundle_url(url, os.environ.get("VOILA_BASE_URL", "/"))
         return cls(

@@ -33,6 +33,7 @@ import plotly.graph_objects as go
 import core
 from core import linear, strategies, timing
 from widgets.code import code_view, source_html
+from widgets.controls import Choice, LogSlider, Menu, pin
 from widgets.figures import base_layout, send
 
 # Okabe-Ito, as the explorer's charts.
@@ -138,8 +139,9 @@ class InvariantsPanel:
                 code_view([strategies.closed_over_lr, strategies.lr_traces]),
             ]
         )
-        self.length.observe(self._update, names="value")
-        self.b.observe(self._update, names="value")
+        for control in (self.length, self.b):
+            pin(control)
+            control.observe(self._update, names="value")
         self._update()
 
     @staticmethod
@@ -238,7 +240,7 @@ class LoopsPanel:
         self.root = str(Path(core.__file__).resolve().parent.parent)  # where `import core` works
         self.last_returncode: int | None = None
         self.slot_folder: str | None = None  # where the MEASURING_SLOTS lock files live (tests)
-        self.largest = ipw.ToggleButtons(options=list(RANGES_OF_N), value="up to 100", description="N")
+        self.largest = Choice(options=list(RANGES_OF_N), value="up to 100", description="N")
         self.largest.style = {"button_width": "7em"}
         self.largest.tooltip = (
             f"the unrolled loop stops at N = {core.UNROLL_CAP}: its compile grows faster than N"
@@ -276,6 +278,8 @@ class LoopsPanel:
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
         self._lock = threading.Lock()
+        pin(self.largest)
+        pin(self.timeout)
         self.measure_button.on_click(lambda _: self.measure())
         self.stop_button.on_click(lambda _: self.stop())
         self.widget = ipw.VBox(
@@ -508,14 +512,10 @@ class OptaxPanel:
     built; no slider compiles."""
 
     def __init__(self, figure=go.FigureWidget):
-        self.optimizer = ipw.ToggleButtons(
-            options=list(core.OPTIMIZERS), value="sgd", description="optimizer"
-        )
-        self.lr = ipw.FloatLogSlider(value=0.1, base=10, min=-4, max=0.5, step=None, description="lr")
+        self.optimizer = Choice(options=list(core.OPTIMIZERS), value="sgd", description="optimizer")
+        self.lr = LogSlider(value=0.1, base=10, min=-4, max=0.5, step=None, description="lr")
         self.lr.readout_format = ".4g"
-        self.batch_size = ipw.Dropdown(
-            options=list(BATCH_SIZES), value="full (256)", description="batch size"
-        )
+        self.batch_size = Menu(options=list(BATCH_SIZES), value="full (256)", description="batch size")
         self.steps = ipw.IntSlider(value=200, min=1, max=MAX_STEPS, description="steps")
         self.seed = ipw.BoundedIntText(value=0, min=0, max=9999, description="seed", layout={"width": "12em"})
         controls = (self.optimizer, self.lr, self.batch_size, self.steps, self.seed)
@@ -584,6 +584,7 @@ class OptaxPanel:
             ]
         )
         for control in controls:
+            pin(control)
             control.observe(self._update, names="value")
 
     def _read(self):
