@@ -9,7 +9,7 @@ PIP := $(BIN)/python -m pip --disable-pip-version-check -q
 # No accelerator is needed; skipping the probe saves a second at every start.
 export JAX_PLATFORMS ?= cpu
 
-.PHONY: run test lab lint lock clean chromium bench
+.PHONY: run test lab lint lock clean chromium bench load
 
 # Compiled XLA programs are kept on disk, so a new kernel loads the engine instead of compiling it
 # (not for `make test`, whose tests count compiles).
@@ -20,11 +20,31 @@ run lab: export JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS ?= 0
 # half full: two arenas cut a process running the explorer at N=1000, B=512 from 435 to 317 MB RSS.
 run lab: export MALLOC_ARENA_MAX ?= 2
 
+# Kernels (serving/): at most MAX_KERNELS at once, the preheated one included, and a visitor over the
+# cap gets a "busy, try again in a minute" page; kernels without a connection for CULL_IDLE_TIMEOUT
+# seconds are shut down, checked every CULL_INTERVAL seconds. Left empty, voila.json's values hold
+# (40 kernels, 600 s, 60 s). E.g. `make run MAX_KERNELS=20`.
+MAX_KERNELS ?=
+CULL_IDLE_TIMEOUT ?=
+CULL_INTERVAL ?=
+# The page template with its stopped-kernel notice and busy page, the kernel cap, and the `_xsrf`
+# cookie that lets a closing tab shut its kernel down. On the command line, not in voila.json: Voila's
+# server extension (Binder, JupyterHub) reads voila.json too, and has neither `serving` on its path
+# nor the template. `python -m voila` puts the repository on the server's path; Voila finds
+# templates on JUPYTER_PATH.
+SERVING = --template=scanlab \
+  --VoilaConfiguration.multi_kernel_manager_class=serving.kernels.CappedKernelManager \
+  --Voila.identity_provider_class=serving.identity.XsrfCookieIdentityProvider \
+  $(if $(MAX_KERNELS),--CappedKernelManager.max_kernels=$(MAX_KERNELS)) \
+  $(if $(CULL_IDLE_TIMEOUT),--MappingKernelManager.cull_idle_timeout=$(CULL_IDLE_TIMEOUT)) \
+  $(if $(CULL_INTERVAL),--MappingKernelManager.cull_interval=$(CULL_INTERVAL))
+run: export JUPYTER_PATH := $(CURDIR)/serving/jupyter$(if $(JUPYTER_PATH),:$(JUPYTER_PATH))
+
 run: $(VENV)/.installed-run
 	@# Plotly's widget bundle, served once per browser instead of inside every chart's widget state
 	@# (widgets/figures.py: figure_widget); voila.json allows exactly this file.
 	@$(BIN)/python tools/plotly_bundle.py
-	$(BIN)/voila app.ipynb --no-browser --port=$(PORT) --Voila.ip=$(HOST)
+	$(BIN)/python -m voila app.ipynb --no-browser --port=$(PORT) --Voila.ip=$(HOST) $(SERVING)
 
 test: $(VENV)/.installed-test chromium
 	$(BIN)/python -m pytest
@@ -38,6 +58,14 @@ lab: $(VENV)/.installed-lab
 # Every benchmark (a few minutes), one table against issue 4's targets; also kept in .cache/bench.md.
 bench: $(VENV)/.installed-test chromium
 	$(BIN)/python -m benchmarks.report --browser --out .cache/bench.md
+
+# A class on one machine (issue 7): 30 dashboard sessions (2 of them Chromium pages) arrive over a
+# minute and move lr, N, B and w0 until a minute after the last one opened, against `make run` on a
+# free port (kernel cap lifted to 31). One table, also kept in .cache/load.md; about 4 minutes.
+# E.g. `make load LOAD_ARGS="--sessions 10 --browsers 0"`.
+LOAD_ARGS ?=
+load: $(VENV)/.installed-test chromium
+	$(BIN)/python -m benchmarks.load --out .cache/load.md $(LOAD_ARGS)
 
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check .

@@ -1,0 +1,13 @@
+"""What `make run` adds to the standalone `voila` command (the Makefile's `run` target wires it in):
+
+- `kernels.CappedKernelManager`: at most `max_kernels` kernels at once, the preheated one included; a
+  visitor over the cap gets a 503 "busy, try again in a minute" page and no kernel is started.
+- `identity.XsrfCookieIdentityProvider`: gives each dashboard page the `_xsrf` cookie, so the shutdown
+  request the page sends when its tab closes is accepted and the kernel ends at once.
+- `jupyter/voila/templates/scanlab`: the page template (Voila's `lab` plus a notice with a Reload
+  button when the page's kernel stops) and the busy page (`503.html`).
+
+The server imports this package from the repository root (`python -m voila`), and finds the template
+through JUPYTER_PATH; neither is in voila.json, which Voila's server extension (Binder, JupyterHub)
+also reads.
+"""
