@@ -9,9 +9,6 @@ missing browser is a failure.
 import os
 import re
 import shutil
-import signal
-import socket
-import subprocess
 import time
 import urllib.error
 import urllib.request
@@ -21,6 +18,7 @@ import numpy as np
 import pytest
 
 import core
+from tests import served
 from tests.reference import batches_for
 from widgets.model import MAP_BATCH_SIZES, MAP_LRS
 from widgets.settings import DEFAULTS, PRESETS
@@ -37,44 +35,12 @@ SCREENSHOT = os.environ.get("SCANLAB_SCREENSHOT")  # where to save the page, e.g
 pytestmark = pytest.mark.browser
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def dashboard_url():
-    port = _free_port()
-    server = subprocess.Popen(
-        ["make", "--no-print-directory", "run", f"PORT={port}"],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,  # make's child voila shares the group, so one signal stops both
-    )
-    url = f"http://127.0.0.1:{port}/"
-    deadline = time.monotonic() + 120
-    try:
-        while True:
-            try:
-                with urllib.request.urlopen(url, timeout=5) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                pass
-            if server.poll() is not None or time.monotonic() > deadline:
-                output = server.stdout.read().decode()[-3000:] if server.poll() is not None else ""
-                raise RuntimeError(f"make run did not serve the dashboard:\n{output}")
-            time.sleep(0.5)
-        yield url
-    finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
-        server.stdout.close()
+    # `make run` on a free port, stopped with its kernels at the end (tests/served.py). It is ready
+    # when Voila serves its static files: asking for the page would take the preheated kernel.
+    with served.dashboard() as server:
+        yield server.url
 
 
 @pytest.fixture(scope="module")
@@ -92,7 +58,10 @@ class Dashboard:
     """One page of the dashboard, with the console watched for errors."""
 
     def __init__(self, browser, url, **options):
-        self.page = browser.new_page(viewport={"width": 1280, "height": 900}, **options)
+        # A context of its own that outlives the page: a page-owned context closes with the page and
+        # drops the request Voila sends on unload to shut the page's kernel down.
+        self.context = browser.new_context(viewport={"width": 1280, "height": 900}, **options)
+        self.page = self.context.new_page()
         self.errors = []
         self.page.on("pageerror", lambda error: self.errors.append(str(error)))
         self.page.on("console", self._console)
@@ -146,7 +115,9 @@ class Dashboard:
         )
 
     def close(self):
-        self.page.close()
+        """Close the tab as a visitor does, so that its kernel is shut down (tests/test_lifecycle.py);
+        the context is closed with the browser."""
+        self.page.close(run_before_unload=True)
 
 
 @pytest.fixture
