@@ -8,7 +8,7 @@ page (/voila/render/benchmarks/echo.ipynb, a slider and a label that a kernel-si
 it. The server is `make run` itself, with its voila command pointed at the directory instead of
 app.ipynb (a wrapper put first as make's BIN): make's exported environment, its voila options and
 voila.json (read from the working directory) stay in force whatever they become. `--voila-args` adds
-options after make's. Chromium is Debian's, launched with tests/test_dashboard.py's CHROMIUM_ARGS.
+options after make's. Chromium is Debian's, launched with benchmarks.protocol's CHROMIUM_ARGS.
 
 Moves are keyboard presses on a slider's `.noUi-handle` (ArrowRight and ArrowLeft in turn), one page's
 move then the other's, a gap between moves. Times are taken in the page from the keydown event: the
@@ -30,7 +30,6 @@ redraws after a move (retried on fresh pages first: see --page-tries).
 from __future__ import annotations
 
 import argparse
-import ast
 import json
 import os
 import re
@@ -48,8 +47,9 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks.protocol import CHROMIUM, CHROMIUM_ARGS
+
 ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 APP = "/voila/render/app.ipynb"
 ECHO = "/voila/render/benchmarks/echo.ipynb"
 SHARED_QUERY = "lr=0.05&N=50&B=8&loss=both&w0=1.5"
@@ -65,16 +65,6 @@ CLOSE_ERRORS: list[str] = []  # errors while pages close, e.g. a refused POST /v
 
 class BenchError(RuntimeError):
     """A wait that timed out or a server that failed: the run stops with this message."""
-
-
-def _chromium_args() -> list[str]:
-    """CHROMIUM_ARGS as tests/test_dashboard.py defines them (read, not imported: that imports JAX)."""
-    tree = ast.parse((ROOT / "tests" / "test_dashboard.py").read_text())
-    for node in tree.body:
-        names = [getattr(target, "id", None) for target in getattr(node, "targets", ())]
-        if isinstance(node, ast.Assign) and "CHROMIUM_ARGS" in names:
-            return list(ast.literal_eval(node.value))
-    raise BenchError("tests/test_dashboard.py no longer defines CHROMIUM_ARGS")
 
 
 # In the page, before any of its scripts: the websocket wrapped, keydowns, long tasks, chart events.
@@ -1070,7 +1060,7 @@ def main(argv=None) -> int:
 
         if not os.path.exists(CHROMIUM):
             raise BenchError("Chromium is missing: apt-get install chromium (make chromium)")
-        chromium_args = _chromium_args()
+        chromium_args = list(CHROMIUM_ARGS)
         log("starting the server (make run, serving the repository directory)")
         server = Server(shlex.split(args.voila_args), args.load_timeout)
         log(f"  {' '.join(server.argv)}\n  {' '.join(server.env)}")

@@ -48,7 +48,6 @@ import math
 import os
 import random
 import re
-import shutil
 import statistics
 import sys
 import threading
@@ -58,15 +57,8 @@ from pathlib import Path
 
 import psutil
 
-from benchmarks.protocol import ROOT, ProtocolError, Server, Session
+from benchmarks.protocol import CHROMIUM, CHROMIUM_ARGS, ROOT, ProtocolError, Server, Session
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-]
 MOVED = ("lr", "N", "B", "w0")
 ANSWER_S = 30.0  # a move not answered by then is "unanswered"
 SETTLE_S = 30.0  # the stability map's recompute, likewise

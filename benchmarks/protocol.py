@@ -56,6 +56,7 @@ import http.cookies
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -69,6 +70,15 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+# Debian's Chromium (Playwright's own download is not reachable here), as the tests and benchmarks
+# launch it.
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+]
 SUBPROTOCOL = "v1.kernel.websocket.jupyter.org"
 PROTOCOL_VERSION = "5.3"
 WIDGET_PROTOCOL = "2.1.0"

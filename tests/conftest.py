@@ -33,3 +33,17 @@ def count_compiles():
             monitoring.unregister_event_duration_listener(listener)
 
     return counting
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's headless Chromium through Playwright, one per test module (the browser tests)."""
+    from playwright.sync_api import sync_playwright
+
+    from benchmarks.protocol import CHROMIUM, CHROMIUM_ARGS
+
+    assert os.path.exists(CHROMIUM), "Chromium is missing: .ci/run installs it (apt-get install chromium)"
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()

@@ -8,7 +8,6 @@ missing browser is a failure.
 
 import os
 import re
-import shutil
 import time
 import urllib.error
 import urllib.request
@@ -24,13 +23,6 @@ from widgets.model import MAP_BATCH_SIZES, MAP_LRS
 from widgets.settings import DEFAULTS, PRESETS
 
 ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-]
 SCREENSHOT = os.environ.get("SCANLAB_SCREENSHOT")  # where to save the page, e.g. docs/screenshot.png
 pytestmark = pytest.mark.browser
 
@@ -41,17 +33,6 @@ def dashboard_url():
     # when Voila serves its static files: asking for the page would take the preheated kernel.
     with served.dashboard() as server:
         yield server.url
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    assert os.path.exists(CHROMIUM), "Chromium is missing: .ci/run installs it (apt-get install chromium)"
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
 
 
 class Dashboard:

@@ -18,7 +18,7 @@ import urllib.request
 import pytest
 
 from benchmarks.protocol import Server
-from tests.test_dashboard import CHROMIUM, CHROMIUM_ARGS, Dashboard
+from tests.test_dashboard import Dashboard
 
 pytestmark = pytest.mark.browser
 
@@ -46,17 +46,6 @@ def server(server_log):
     ]
     with Server(args=args, log=server_log) as running:
         yield running
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    assert os.path.exists(CHROMIUM), "Chromium is missing: .ci/run installs it (apt-get install chromium)"
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
 
 
 class Visitor(Dashboard):

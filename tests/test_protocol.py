@@ -38,26 +38,18 @@ import asyncio
 import math
 import os
 import re
-import shutil
 import time
 
 import numpy as np
 import pytest
 
-from benchmarks.protocol import CONTROLS, Session, pack
+from benchmarks.protocol import CHROMIUM, CHROMIUM_ARGS, CONTROLS, Session, pack
 from tests import served
 from widgets.model import MAP_BATCH_SIZES, MAP_LRS
 from widgets.settings import CHOICES, INTEGERS, RANGES, from_query, sanitize
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-]
 ANSWER_S = 20.0  # a message the kernel has not answered by then counts as a hang
 
 # Values a visitor can put in a number's place. JSON-able ones go through json.dumps; RAW are written
