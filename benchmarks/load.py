@@ -514,6 +514,12 @@ def _client_cpu() -> float:
     return total
 
 
+def _pool_size(make_args: list[str]) -> int:
+    """The preheated pool that `make run` will keep: POOL_SIZE=N among the make arguments, else 1."""
+    sizes = [int(item.split("=", 1)[1]) for item in make_args if item.startswith("POOL_SIZE=")]
+    return max([1, *sizes])
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sessions", type=int, default=30, help="concurrent sessions (default 30)")
@@ -539,7 +545,8 @@ def main(argv=None) -> int:
         args.deadline = args.arrive + args.duration + args.open_timeout + 60
     env = dict(item.split("=", 1) for item in args.env)
     if not any(item.startswith("MAX_KERNELS=") for item in args.make):
-        args.make.append(f"MAX_KERNELS={args.sessions + 1}")  # every session and the preheated kernel
+        pool = _pool_size(args.make)
+        args.make.append(f"MAX_KERNELS={args.sessions + pool}")  # every session and the preheated pool
 
     server = None if args.url else Server(env=env, args=args.make, log=ROOT / ".cache" / "load-server.log")
     stopped = threading.Event()
@@ -558,10 +565,12 @@ def main(argv=None) -> int:
         if server is not None:
             log(f"starting make run on {server.url}")
             server.wait_ready()
-            deadline = time.monotonic() + 180
-            while not server.pool_ready() and time.monotonic() < deadline:
+            # A class starts once the preheated pool is full (POOL_SIZE, voila.json's 1 by default).
+            pool = _pool_size(args.make)
+            deadline = time.monotonic() + 120 + 30 * pool
+            while time.monotonic() < deadline and not (len(server.kernels()) >= pool and server.pool_ready()):
                 time.sleep(1)
-            log(f"preheated kernel ready ({len(server.kernels())} kernels)")
+            log(f"preheated kernels ready ({len(server.kernels())} kernels)")
         url = args.url or server.url
         sampler.sample()
         sampler.start()
