@@ -655,32 +655,17 @@ class Session:
 
     def _parse(self, frame) -> Message:
         if isinstance(frame, str):  # legacy protocol, no buffers
-            msg = json.loads(frame)
-            return Message(
-                msg.get("channel", ""),
-                msg.get("header", {}),
-                msg.get("parent_header", {}),
-                msg.get("metadata", {}),
-                msg.get("content", {}),
-                [],
-                time.monotonic(),
-            )
-        if self.legacy:  # legacy binary: uint32 offsets, JSON message, buffers
+            msg, buffers = json.loads(frame), []
+        elif self.legacy:  # legacy binary: uint32 offsets, JSON message, buffers
             count = int.from_bytes(frame[:4], "big")
             offsets = [int.from_bytes(frame[4 * (i + 1) : 4 * (i + 2)], "big") for i in range(count)]
             msg = json.loads(frame[offsets[0] : offsets[1] if count > 1 else None])
             ends = [*offsets[1:], len(frame)]
             buffers = [frame[ends[i] : ends[i + 1]] for i in range(len(ends) - 1)]
-            return Message(
-                msg.get("channel", ""),
-                msg.get("header", {}),
-                msg.get("parent_header", {}),
-                msg.get("metadata", {}),
-                msg.get("content", {}),
-                buffers,
-                time.monotonic(),
-            )
-        return Message.from_frame(frame)
+        else:
+            return Message.from_frame(frame)
+        parts = (msg.get(key, {}) for key in ("header", "parent_header", "metadata", "content"))
+        return Message(msg.get("channel", ""), *parts, buffers, time.monotonic())
 
     def _dispatch(self, message: Message) -> None:
         parent = self._pending.get(message.parent_id or "")

@@ -26,7 +26,6 @@ import argparse
 import functools
 import inspect
 import json
-import numbers
 import statistics
 import sys
 import time
@@ -37,6 +36,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from core.data import _positive_int as _count  # a whole number >= 1, named in its error
 from core.data import make_batches
 
 WAYS = ("scan", "python", "unrolled")
@@ -181,15 +181,6 @@ class SyncTiming(NamedTuple):
     run_s: float
     syncs: int
     final_w: float
-
-
-def _count(name: str, value) -> int:
-    """A whole number >= 1 (a bool is refused)."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer, got {type(value).__name__} {value!r}"[:200])
-    if value < 1:
-        raise ValueError(f"{name} must be at least 1, got {value}")
-    return int(value)
 
 
 def _check_way(way) -> str:

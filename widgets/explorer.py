@@ -154,8 +154,7 @@ def _script_links(script: str) -> str:
     """A download link and a copy button for `script` (ASCII, so atob gives it back as written)."""
     encoded = base64.b64encode(script.encode("ascii")).decode("ascii")
     return (
-        f'<a download="{FILENAME}" href="data:text/x-python;charset=utf-8;base64,{encoded}">'
-        f"Download {FILENAME}</a> &nbsp; "
+        f"{download_link(script, FILENAME, 'text/x-python')} &nbsp; "
         f'<button class="scanlab-copy" onclick="navigator.clipboard.writeText(atob(\'{encoded}\'))'
         f".then(() => {{ this.textContent = 'Copied'; }})\">Copy to clipboard</button>"
     )
