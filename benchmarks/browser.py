@@ -13,9 +13,10 @@ options after make's. Chromium is Debian's, launched with benchmarks.protocol's 
 Moves are keyboard presses on a slider's `.noUi-handle` (ArrowRight and ArrowLeft in turn), one page's
 move then the other's, a gap between moves. Times are taken in the page from the keydown event: the
 echo is done when the label's text changes (a MutationObserver), the explorer when every
-`.js-plotly-plot` on the page has fired `plotly_afterplot` since the key. Both stop before the frame is
-painted. The page's websocket is wrapped, so each move also splits into: value sent, kernel busy and
-idle (the kernel's own timestamps), figure messages received, and charts redrawn.
+`.js-plotly-plot` on the page has finished drawing since the key, at its last `plotly_afterplot`,
+`plotly_animated` or `plotly_relayout` event within the gap. Both stop before the frame is painted.
+The page's websocket is wrapped, so each move also splits into: value sent, kernel busy and idle
+(the kernel's own timestamps), figure messages received, and charts redrawn.
 
 Navigation: each visit is a new browser context; the first chart and all charts count as drawn on the
 first animation frame where they have a `.scatterlayer .trace` (or a heatmap), in ms from the navigation
@@ -170,6 +171,9 @@ PAGE_SCRIPT = r"""
     }).observe({ type: "longtask", buffered: true });
   } catch (error) {}
 
+  // A chart has finished an operation: a full redraw (afterplot), a data-only animation without
+  // redraw (animated), a layout change drawn alone (relayout: a title, a shape).
+  const DRAWN = ["plotly_afterplot", "plotly_animated", "plotly_relayout"];
   const drawn = (gd) => gd.querySelector(".scatterlayer .trace, .heatmaplayer .hm") !== null;
   B.hook = () => {  // every chart on the page, in page order, with its afterplot events counted
     for (const gd of document.querySelectorAll(".js-plotly-plot")) {
@@ -177,7 +181,7 @@ PAGE_SCRIPT = r"""
         const i = B.charts.length;
         gd.__bench = i;
         B.charts.push(gd);
-        gd.on("plotly_afterplot", () => B.ap.push([performance.now(), i]));
+        for (const event of DRAWN) gd.on(event, () => B.ap.push([performance.now(), i]));
       }
     }
     return B.charts.length;
@@ -244,7 +248,10 @@ PAGE_SCRIPT = r"""
 # The server --------------------------------------------------------------------------------------
 
 WRAPPER = """#!/bin/bash
-# Written by benchmarks/browser.py: make run's voila command, serving the repository directory.
+# Written by benchmarks/browser.py as make's $(BIN)/python: make run's `python -m voila` command,
+# serving the repository directory; every other use of python passes through.
+if [ "$1" != -m ] || [ "$2" != voila ]; then exec PYTHON "$@"; fi
+shift 2
 args=()
 served=
 for arg in "$@"; do
@@ -257,7 +264,7 @@ fi
 args+=(EXTRA)
 printf '%s\\n' "${args[@]}" > "$(dirname "$0")/argv"
 env | grep -E '^(JAX|XLA|VOILA|JUPYTER)' | sort > "$(dirname "$0")/env"
-exec VOILA "${args[@]}"
+exec PYTHON -m voila "${args[@]}"
 """
 
 
@@ -278,17 +285,14 @@ class Server:
         self.known: dict[int, float] = {}  # pid -> create time of every process seen in the tree
         bin_dir = self.dir / "bin"
         bin_dir.mkdir()
-        voila = ROOT / ".venv" / "bin" / "voila"
-        if not voila.exists():
-            raise BenchError(f"{voila} is missing: run `make run` once to set up .venv")
-        script = WRAPPER.replace("VOILA", shlex.quote(str(voila))).replace(
+        python = ROOT / ".venv" / "bin" / "python"
+        if not python.exists():
+            raise BenchError(f"{python} is missing: run `make run` once to set up .venv")
+        script = WRAPPER.replace("PYTHON", shlex.quote(str(python))).replace(
             "EXTRA", " ".join(shlex.quote(a) for a in extra_args)
         )
-        (bin_dir / "voila").write_text(script)
-        python = shlex.quote(str(ROOT / ".venv" / "bin" / "python"))
-        (bin_dir / "python").write_text(f'#!/bin/sh\nexec {python} "$@"\n')  # only if make reinstalls
-        for name in ("voila", "python"):
-            (bin_dir / name).chmod(0o755)
+        (bin_dir / "python").write_text(script)
+        (bin_dir / "python").chmod(0o755)
         self.log = open(self.log_path, "w")  # noqa: SIM115 (closed in stop)
         self.process = subprocess.Popen(
             ["make", "--no-print-directory", "run", f"PORT={self.port}", "HOST=127.0.0.1", f"BIN={bin_dir}"],
@@ -299,11 +303,11 @@ class Server:
         )
         try:
             self._wait_until_serving(timeout)
+            self.argv = (bin_dir / "argv").read_text().split("\n")[:-1]
+            self.env = (bin_dir / "env").read_text().split("\n")[:-1]
         except BaseException:
             self.stop()
             raise
-        self.argv = (bin_dir / "argv").read_text().split("\n")[:-1]
-        self.env = (bin_dir / "env").read_text().split("\n")[:-1]
 
     def _wait_until_serving(self, timeout: float):
         deadline = time.monotonic() + timeout
@@ -570,15 +574,19 @@ def analyse_move(record: dict) -> dict:
         out["done"] = record["changed"] - key
         out["settled"] = out["done"]
     else:
+        # Each chart is done at its last drawing event of the move (within the gap after it): a
+        # chart may get an animation and a title relayout, and the move is done when all are.
         firsts: dict[int, float] = {}
+        lasts: dict[int, float] = {}
         for t, chart in record["ap"]:
             if t >= key:
                 firsts.setdefault(chart, t)
+                lasts[chart] = t
         out["first_afterplot"] = min(firsts.values()) - key
-        for chart, t in firsts.items():
+        for chart, t in lasts.items():
             out[f"chart {chart + 1}: {record['titles'][chart]}"] = t - key
-        out["done"] = max(firsts.values()) - key
-        out["settled"] = max(t for t, _ in record["ap"]) - key
+        out["done"] = max(lasts.values()) - key
+        out["settled"] = out["done"]
         out["afterplots"] = len(record["ap"])
     if sent is None:
         return out
@@ -885,7 +893,7 @@ def report(results: dict) -> str:
         f"slider move until the page has settled, {echo['done']['n']} moves per page (ms)   median     p95",
         f"  echo: IntSlider -> Label text                                 {echo['done']['median']:7.1f} "
         f"{echo['done']['p95']:7.1f}",
-        f"  explorer: lr -> every chart's afterplot ({moves['charts']} charts)               "
+        f"  explorer: lr -> every chart drawn ({moves['charts']} charts)                     "
         f"{explorer['done']['median']:7.1f} {explorer['done']['p95']:7.1f}",
         f"  ratio explorer / echo (target <= 2, aim 1.5)                  {results['ratio']['median']:7.2f} "
         f"{results['ratio']['p95']:7.2f}",
@@ -900,9 +908,9 @@ def report(results: dict) -> str:
         ("first reply in the browser", "first_reply_in"),
         ("last figure message in the browser", "last_figure_msg_in"),
         ("idle status in the browser", "idle_in"),
-        ("first chart's afterplot", "first_afterplot"),
-        ("every chart's afterplot / echo label", "done"),
-        ("last afterplot within the gap", "settled"),
+        ("first chart drawn (its first drawing event)", "first_afterplot"),
+        ("every chart drawn (its last drawing event) / echo label", "done"),
+        ("drawing events per move", "afterplots"),
         ("main thread busy per move, gap included: all tasks", "main_task_ms"),
         ("  of which layout", "main_layout_ms"),
         ("  of which style recalculation", "main_style_ms"),
@@ -917,7 +925,7 @@ def report(results: dict) -> str:
         b = f"{echo[key]['median']:8.1f}" if key in echo else "       -"
         lines.append(f"  {words:<66}{a}{b}")
     charts = sorted((v["median"], k) for k, v in explorer.items() if k.startswith("chart "))
-    lines.append("each chart's afterplot, median ms after the keydown (the step from the one before)")
+    lines.append("each chart drawn, median ms after the keydown (the step from the one before)")
     before = 0.0
     for t, name in charts:
         lines.append(f"  {name[:64]:<66}{t:8.1f}  (+{t - before:.1f})")

@@ -61,14 +61,33 @@ class Dashboard:
         if message.type == "error" and "net::ERR_NAME_NOT_RESOLVED" not in message.text:
             self.errors.append(message.text)
 
-    def trace_y(self, chart_title: str, index: int = 0) -> list:
+    def trace_y(self, chart_title: str, index: int | None = None) -> list:
+        """The y values Plotly has drawn for a trace (by default the first one shown): its calcdata,
+        which a full redraw and an animation frame both recompute (a trace's `data` is set before
+        the frame is drawn)."""
         return self.page.evaluate(
             """([title, index]) => {
                 const gd = [...document.querySelectorAll('.js-plotly-plot')]
                     .find(g => g.layout && g.layout.title && g.layout.title.text.startsWith(title));
-                return Array.from(gd.data[index].y, v => (v === null ? NaN : v));
+                if (index === null) index = gd._fullData.findIndex(t => t.visible === true);
+                return gd.calcdata[index].map(p => (typeof p.y === 'number' ? p.y : NaN));
             }""",
             [chart_title, index],
+        )
+
+    def drawn(self, chart_title: str) -> dict:
+        """The first trace as drawn (its SVG line and calcdata) and as set (its data), and the y
+        axis's range."""
+        return self.page.evaluate(
+            """(title) => {
+                const gd = [...document.querySelectorAll('.js-plotly-plot')]
+                    .find(g => g.layout && g.layout.title && g.layout.title.text.startsWith(title));
+                const nan = (v) => (typeof v === 'number' ? v : NaN);
+                return {line: gd.querySelector('.scatterlayer .trace path.js-line').getAttribute('d'),
+                        drawn: gd.calcdata[0].map(p => nan(p.y)), data: Array.from(gd.data[0].y, nan),
+                        range: gd._fullLayout.yaxis.range};
+            }""",
+            chart_title,
         )
 
     def trajectory(self) -> np.ndarray:
@@ -126,13 +145,23 @@ def test_first_page_shows_the_default_run(dashboard):
 
 
 def test_keyboard_moves_lr_n_and_b(dashboard):
-    before = dashboard.trajectory()
+    before, line = dashboard.trajectory(), dashboard.drawn("Trajectory")["line"]
     handle = dashboard.slider("lr").locator(".noUi-handle")
     handle.focus()
     for _ in range(5):
         handle.press("ArrowRight")
     changed = dashboard.wait_for_trajectory_change(before)
     assert changed.shape == before.shape
+    # Drawn by animation frames without a redraw: the line moved, Plotly drew what was sent, and
+    # every value lies inside the fixed y range.
+    dashboard.page.wait_for_timeout(500)  # the last of the five moves
+    drawn = dashboard.drawn("Trajectory")
+    assert drawn["line"] != line
+    values = np.asarray(drawn["drawn"], dtype=np.float64)
+    np.testing.assert_array_equal(values, np.asarray(drawn["data"], dtype=np.float64))
+    values = values[np.isfinite(values)]
+    low, high = drawn["range"]
+    assert low <= values.min() and values.max() <= high
 
     handle = dashboard.slider("N").locator(".noUi-handle")
     handle.focus()

@@ -54,10 +54,11 @@ _STYLE = """<style>
   border-bottom: 1px solid #ddd; padding: 4px 0 6px 0; }
 .scanlab-notice { color: #8a3b00; }
 .scanlab-status { font-size: 1.05em; }
+.scanlab-caption { font-size: 13px; color: #2a3f5f; padding-left: 60px; }
 .scanlab-controls .widget-label { min-width: 3.5em; }
 .scanlab-projector, .scanlab-projector .widget-label, .scanlab-projector .widget-readout,
 .scanlab-projector button, .scanlab-projector input, .scanlab-projector .widget-html-content,
-.scanlab-projector .lm-AccordionPanel-title { font-size: 20px; }
+.scanlab-projector .lm-AccordionPanel-title, .scanlab-projector .scanlab-caption { font-size: 20px; }
 .scanlab-projector .widget-slider .noUi-handle { transform: scale(1.4); }
 </style>"""
 
@@ -256,6 +257,13 @@ class Explorer:
             name: chart.build(self.result, settings.loss, self.step, make_figure)
             for name, chart in CHARTS.items()
         }
+        self.captions = {  # the numbers of a chart that change with a slider, above it
+            name: ipw.HTML(html.escape(chart.caption(self.result, settings.loss)))
+            for name, chart in CHARTS.items()
+            if chart.caption(self.result, settings.loss)
+        }
+        for caption in self.captions.values():
+            caption.add_class("scanlab-caption")
         self.stability = StabilityPanel(self.model, settings, self._pick, make_figure, background=background)
         self.hood = UnderTheHood(make_figure)
         self._show_texts(list(notices) + problems)
@@ -365,6 +373,9 @@ class Explorer:
         """The named charts side by side, wrapping on narrow screens, with the source of the core
         functions that produced them underneath (closed until opened)."""
         views = {**self.figures, "stability": self.stability.widget}
+        views.update(
+            {name: ipw.VBox([caption, self.figures[name]]) for name, caption in self.captions.items()}
+        )
         functions = list(dict.fromkeys(f for name in names for f in CODE[name]))
         charts = ipw.HBox([views[name] for name in names], layout={"flex_flow": "row wrap"})
         return self._projector(ipw.VBox([charts, code_view(functions)]))
@@ -463,7 +474,8 @@ class Explorer:
             link = download_link(run_csv(self.result), f"{stem}.csv", "text/csv")
         else:
             figures = [*self.figures.values(), self.stability.figure]
-            page = charts_html(figures, self.settings, self.share.value)
+            captions = [CHARTS[name].caption(self.result, self.settings.loss) for name in self.figures]
+            page = charts_html(figures, self.settings, self.share.value, captions)
             link = download_link(page, f"{stem}.html", "text/html")
         self.export_links.value = link
 
@@ -482,6 +494,8 @@ class Explorer:
     def _render(self, view: str) -> None:
         for name, chart in CHARTS.items():
             chart.update(self.figures[name], self.result, view, self.step)
+        for name, caption in self.captions.items():
+            caption.value = html.escape(CHARTS[name].caption(self.result, view))
 
     # Words ------------------------------------------------------------------------------------
 

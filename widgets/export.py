@@ -41,18 +41,21 @@ def file_stem(settings: Settings) -> str:
     return f"scanlab_lr{settings.lr:.6g}_N{settings.N}_B{settings.B}_{settings.loss}"
 
 
-def charts_html(figures, settings: Settings, link: str = "") -> str:
+def charts_html(figures, settings: Settings, link: str = "", captions=()) -> str:
     """One HTML file holding every chart in `figures` (FigureWidgets or Figures), with plotly.js
-    inside it: it opens offline, on a slide or a course site, and the charts stay interactive."""
+    inside it: it opens offline, on a slide or a course site, and the charts stay interactive.
+    `captions` (plain text, by position) go above their charts, as on the page."""
     parts = []
-    for i, figure in enumerate(figures):
+    captions = list(captions) + [""] * (len(figures) - len(captions))
+    for i, (figure, caption) in enumerate(zip(figures, captions, strict=True)):
         chart = pio.to_html(
             go.Figure(figure),
             full_html=False,
             include_plotlyjs=i == 0,
             config={"displaylogo": False, "toImageButtonOptions": {"filename": file_stem(settings)}},
         )
-        parts.append(f'<div style="display: inline-block; vertical-align: top">{chart}</div>')
+        above = f'<p style="margin: 0 0 0 60px">{html.escape(caption)}</p>' if caption else ""
+        parts.append(f'<div style="display: inline-block; vertical-align: top">{above}{chart}</div>')
     words = ", ".join(f"{name} = {value}" for name, value in settings._asdict().items())
     anchor = f'<p><a href="{html.escape(link, quote=True)}">Open this run in ScanLab</a></p>' if link else ""
     return (

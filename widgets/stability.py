@@ -63,7 +63,8 @@ def _axes(loss: str) -> dict:
 
 
 class StabilityChart:
-    """One FigureWidget, two panels (sum, mean), TRACES_PER_LOSS traces each."""
+    """One FigureWidget, two panels (sum, mean), TRACES_PER_LOSS traces each, then the current
+    setting's box on each panel (MARKER_TRACES)."""
 
     def layout(self, settings: Settings) -> dict:
         title = (
@@ -129,6 +130,19 @@ class StabilityChart:
                     **axes,
                 },
             ]
+        for loss in LOSSES:
+            styles.append(
+                {
+                    "type": "scatter",
+                    "mode": "lines",
+                    "line": {"color": "#ff00ff", "width": 3},
+                    "name": "current setting",
+                    "showlegend": False,
+                    "hoverinfo": "skip",
+                    "xaxis": f"x{_SUFFIX[loss]}",
+                    "yaxis": f"y{_SUFFIX[loss]}",
+                }
+            )
         return styles
 
     @staticmethod
@@ -149,46 +163,37 @@ class StabilityChart:
         return fields
 
     @staticmethod
-    def marker(settings: Settings) -> dict:
-        """The current setting as a box around its cell on both panels, in layout.shapes (no legend
-        entry, no hover). Moving it still makes Plotly redraw the whole figure (a shape may widen an
-        autorange): about 50 ms of the browser's time per lr or B move on a 2-core CPU."""
+    def marker(settings: Settings) -> list[dict]:
+        """The current setting as a box around its cell, a closed line on each panel. A line trace
+        moves alone (one Plotly.animate, `widgets.figures.send`); a layout shape made Plotly redraw
+        the whole figure, about 50 ms of the browser's time per lr or B move on a 2-core CPU."""
         x, y = float(np.log10(settings.lr)), float(np.log2(settings.B))
         half_x, half_y = (_X[1] - _X[0]) / 2, 0.25
-        box = {"type": "rect", "line": {"color": "#ff00ff", "width": 3}, "layer": "above"}
-        return {
-            "shapes": [
-                {
-                    **box,
-                    "xref": f"x{_SUFFIX[loss]}",
-                    "yref": f"y{_SUFFIX[loss]}",
-                    "x0": x - half_x,
-                    "x1": x + half_x,
-                    "y0": y - half_y,
-                    "y1": y + half_y,
-                }
-                for loss in LOSSES
-            ]
+        box = {
+            "x": [x - half_x, x + half_x, x + half_x, x - half_x, x - half_x],
+            "y": [y - half_y, y - half_y, y + half_y, y + half_y, y - half_y],
         }
+        return [dict(box) for _ in LOSSES]
 
     def data(self, stability, settings: Settings) -> list[dict]:
-        return self.series(stability)
+        return [*self.series(stability), *self.marker(settings)]
 
     def build(self, stability, settings: Settings, widget=go.FigureWidget) -> go.FigureWidget:
         traces = []
         for style, fields in zip(self.styles(), self.data(stability, settings), strict=True):
             kind = style.pop("type")
             traces.append((go.Heatmap if kind == "heatmap" else go.Scatter)(**style, **fields))
-        return widget(data=traces, layout={**self.layout(settings), **self.marker(settings)})
+        return widget(data=traces, layout=self.layout(settings))
 
     def update(self, figure: go.FigureWidget, stability, settings: Settings) -> None:
         send(figure, self.data(stability, settings), range(len(figure.data)), self.layout_update(settings))
 
     def update_marker(self, figure: go.FigureWidget, settings: Settings) -> None:
-        send(figure, [], [], self.marker(settings))
+        markers = len(LOSSES) * TRACES_PER_LOSS
+        send(figure, self.marker(settings), range(markers, markers + len(LOSSES)))
 
     def layout_update(self, settings: Settings) -> dict:
-        return {"title.text": self.layout(settings)["title"]["text"], **self.marker(settings)}
+        return {"title.text": self.layout(settings)["title"]["text"]}
 
 
 CHART = StabilityChart()
