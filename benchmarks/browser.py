@@ -268,6 +268,19 @@ exec PYTHON -m voila "${args[@]}"
 """
 
 
+def write_wrapper(bin_dir: Path, python: Path, extra_args: list[str]) -> Path:
+    """bin_dir/python: `python` itself, except that make run's `python -m voila app.ipynb ...`
+    serves the repository directory with `extra_args` added, and leaves its arguments and the
+    JAX/XLA/VOILA/JUPYTER environment in bin_dir/argv and bin_dir/env."""
+    script = WRAPPER.replace("PYTHON", shlex.quote(str(python))).replace(
+        "EXTRA", " ".join(shlex.quote(a) for a in extra_args)
+    )
+    path = bin_dir / "python"
+    path.write_text(script)
+    path.chmod(0o755)
+    return path
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -288,11 +301,7 @@ class Server:
         python = ROOT / ".venv" / "bin" / "python"
         if not python.exists():
             raise BenchError(f"{python} is missing: run `make run` once to set up .venv")
-        script = WRAPPER.replace("PYTHON", shlex.quote(str(python))).replace(
-            "EXTRA", " ".join(shlex.quote(a) for a in extra_args)
-        )
-        (bin_dir / "python").write_text(script)
-        (bin_dir / "python").chmod(0o755)
+        write_wrapper(bin_dir, python, extra_args)
         self.log = open(self.log_path, "w")  # noqa: SIM115 (closed in stop)
         self.process = subprocess.Popen(
             ["make", "--no-print-directory", "run", f"PORT={self.port}", "HOST=127.0.0.1", f"BIN={bin_dir}"],
