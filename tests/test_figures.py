@@ -58,7 +58,7 @@ def test_an_lr_move_is_one_frame_per_figure_without_a_redraw(explorer, sent):
         assert frame["animation_opts"]["frame"]["redraw"] is False, name
         assert frame["animation_opts"]["mode"] == "afterall"  # a frame holds only what changed
         assert all(fields.keys() <= {"x", "y"} for fields in frame["style_data"]), name
-        assert set(frame["layout_data"]) <= {"xaxis", "yaxis"}, name
+        assert set(frame["layout_data"]) <= {"xaxis.range", "yaxis.range"}, name
         assert states[0]["_last_trace_edit_id"] == frame["trace_edit_id"]
     # The map's heatmaps stay; only the current setting's box moves.
     (frame,) = _messages(sent["stability"], "animate")

@@ -1,8 +1,8 @@
 """The explorer: controls, the five charts, step-by-step playback, URL state and a share link.
 
 Callbacks do no maths: they read the controls through `sanitize`, ask `Model` (which asks `core`)
-for a result, and write it into the figures, one `batch_update` per figure. A view change (which
-loss is shown) or a playback step reuses the last result.
+for a result, and write it into the figures, one message per figure (`widgets.figures.send`).
+A view change (which loss is shown) or a playback step reuses the last result.
 """
 
 from __future__ import annotations
