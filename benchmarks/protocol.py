@@ -22,8 +22,8 @@ and so does `Session.open`:
    `{"comm_id": model_id, "data": {"method": "update", "state": {"value": 0.05}, "buffer_paths": []}}`.
    The kernel answers on iopub, every message with that comm_msg as its parent: `status: busy`, an
    `echo_update` of the value as received, an `update` per widget whose state the callback changed (a
-   clamped value, the status line, each Plotly figure's `_py2js_update` / `_py2js_relayout` with its
-   arrays as binary buffers), then `status: idle`. `Session.update` times the message until that idle.
+   clamped value, the status line, each Plotly figure's `_py2js_animate` (or `_py2js_relayout`) with
+   its arrays as binary buffers), then `status: idle`. `Session.update` times the message until that idle.
 7. Leaving the page (`beforeunload`): `POST /voila/api/shutdown/<id>` with the `_xsrf` cookie's value
    as a form field; Voila shuts that kernel down. Stock Voila 0.5.13 never sets that cookie, so the post
    is refused (403, "'_xsrf' argument missing from POST") and the kernel lives until culled;

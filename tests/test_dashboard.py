@@ -20,7 +20,7 @@ import core
 from tests import served
 from tests.reference import batches_for
 from widgets.model import MAP_BATCH_SIZES, MAP_LRS
-from widgets.settings import DEFAULTS, PRESETS
+from widgets.settings import DEFAULTS, PRESETS, RANGES
 
 ROOT = Path(__file__).resolve().parent.parent
 SCREENSHOT = os.environ.get("SCANLAB_SCREENSHOT")  # where to save the page, e.g. docs/screenshot.png
@@ -90,6 +90,27 @@ class Dashboard:
             chart_title,
         )
 
+    def stability_map(self) -> dict:
+        """The map as drawn: each panel's outcome heatmap (calcdata) and its current-setting box."""
+        return self.page.evaluate(
+            """() => {
+                const gd = [...document.querySelectorAll('.js-plotly-plot')]
+                    .find(g => g.layout && g.layout.title && g.layout.title.text.startsWith('Stability map'));
+                const nan = (v) => (typeof v === 'number' ? v : NaN);
+                const z = (i) => Array.from(gd.calcdata[i][0].z, (row) => Array.from(row, nan));
+                const box = (i) => [gd.calcdata[i].map(p => p.x), gd.calcdata[i].map(p => p.y)];
+                return {z: [z(0), z(3)], box: [box(6), box(7)]};
+            }"""
+        )
+
+    def layers(self) -> list:
+        """Per chart on the page: how many scatter traces and heatmaps are drawn (SVG groups)."""
+        return self.page.evaluate(
+            """() => [...document.querySelectorAll('.js-plotly-plot')].map(gd => [
+                gd.querySelectorAll('.scatterlayer .trace').length,
+                gd.querySelectorAll('.heatmaplayer .hm').length])"""
+        )
+
     def trajectory(self) -> np.ndarray:
         return np.asarray(self.trace_y("Trajectory"), dtype=np.float64)
 
@@ -145,7 +166,8 @@ def test_first_page_shows_the_default_run(dashboard):
 
 
 def test_keyboard_moves_lr_n_and_b(dashboard):
-    before, line = dashboard.trajectory(), dashboard.drawn("Trajectory")["line"]
+    before, line, layers = dashboard.trajectory(), dashboard.drawn("Trajectory")["line"], dashboard.layers()
+    assert any(heatmaps >= 2 for _, heatmaps in layers), layers  # the map's outcome, both panels
     handle = dashboard.slider("lr").locator(".noUi-handle")
     handle.focus()
     for _ in range(5):
@@ -162,6 +184,9 @@ def test_keyboard_moves_lr_n_and_b(dashboard):
     values = values[np.isfinite(values)]
     low, high = drawn["range"]
     assert low <= values.min() and values.max() <= high
+    # No chart lost its heatmaps (a frame drawn without a redraw drops their layer) or all its lines.
+    after = dashboard.layers()
+    assert [h for _, h in after] == [h for _, h in layers] and all(n > 0 for n, _ in after), (layers, after)
 
     handle = dashboard.slider("N").locator(".noUi-handle")
     handle.focus()
@@ -186,6 +211,25 @@ def test_typing_in_the_readouts(dashboard):
     readout.press("Enter")
     expected = _expected_weights(DEFAULTS._replace(N=40, B=3))
     dashboard.wait_for_trajectory(lambda now: np.allclose(now, expected, rtol=1e-6), "showed B = 3")
+    # The map was recomputed for N = 40 (a frame with a redraw) and its box moved to B = 3 (a frame
+    # without one): what Chromium drew is what core computes.
+    settings = DEFAULTS._replace(N=40, B=3)
+    x, y = batches_for(settings._replace(N=RANGES["N"][1], B=RANGES["B"][1]))
+    padded = core.HistoryEngine(RANGES["N"][1], RANGES["B"][1]).pad(x, y)
+    want = core.stability_map(padded, MAP_LRS, MAP_BATCH_SIZES, w0=settings.w0, n=settings.N)
+    dashboard.page.get_by_text("Stability map for N = 40").wait_for(timeout=20_000)
+    dashboard.page.wait_for_timeout(500)  # the frame after the status
+    drawn = dashboard.stability_map()
+    for panel, loss in enumerate(("sum", "mean")):
+        np.testing.assert_allclose(
+            np.asarray(drawn["z"][panel], dtype=np.float64),
+            np.clip(want.log10_error[loss], -6, 3),
+            rtol=1e-12,
+            equal_nan=True,
+        )
+        box_x, box_y = (np.asarray(v, dtype=np.float64) for v in drawn["box"][panel])
+        np.testing.assert_allclose(10 ** ((box_x.min() + box_x.max()) / 2), settings.lr, rtol=1e-9)
+        np.testing.assert_allclose(2 ** ((box_y.min() + box_y.max()) / 2), 3, rtol=1e-9)
 
 
 def test_clicking_the_stability_map_sets_lr_and_b(dashboard):

@@ -2,11 +2,13 @@
 Plotly.animate frame without a redraw, fixed axis ranges that hold every drawn value, and no work
 on the defaults the browser sends back."""
 
+import copy
+
 import numpy as np
 import pytest
 
 from widgets import DEFAULTS, Explorer
-from widgets.figures import CHARTS, FigureWidget, axis_range, kept_range, send
+from widgets.figures import CHARTS, FigureWidget, axis_range, figure_ranges, kept_range, send
 
 
 class Recorder:
@@ -51,42 +53,79 @@ def _messages(states, kind):
 
 
 def test_an_lr_move_is_one_frame_per_figure_without_a_redraw(explorer, sent):
-    explorer.inputs["lr"].value = 0.0123
+    explorer.inputs["lr"].value = 0.0101  # may widen an axis, with room to spare
+    for states in sent.values():
+        states.clear()
+    explorer.inputs["lr"].value = 0.0102  # the next step of the slider: the axes keep their ranges
     for name, states in sent.items():
+        if name == "landscape":  # its frame follows the path, and the loss curve with it: an update
+            assert _messages(states, "update"), name
+            continue
         assert len(states) == 1, (name, [sorted(s) for s in states])  # counters ride along
+        if name == "stability":
+            continue
         (frame,) = _messages(states, "animate")
-        assert frame["animation_opts"]["frame"]["redraw"] is False, name
         assert frame["animation_opts"]["mode"] == "afterall"  # a frame holds only what changed
-        assert all(fields.keys() <= {"x", "y"} for fields in frame["style_data"]), name
-        assert set(frame["layout_data"]) <= {"xaxis.range", "yaxis.range"}, name
         assert states[0]["_last_trace_edit_id"] == frame["trace_edit_id"]
-    # The map's heatmaps stay; only the current setting's box moves.
-    (frame,) = _messages(sent["stability"], "animate")
-    assert frame["style_traces"] == [6, 7]
+        assert frame["animation_opts"]["frame"]["redraw"] is False, name
+        assert all(fields.keys() <= {"x", "y"} for fields in frame["style_data"]), name
+        # Every frame carries both ranges: Plotly cancels an axis change that a later frame overtakes.
+        assert frame["layout_data"] == figure_ranges(explorer.figures[name]), name
+        assert set(frame["layout_data"]) == {"xaxis.range", "yaxis.range"}, name
+    # The map's heatmaps are not sent again, only the current setting's box; but a frame drawn without
+    # a redraw would drop the heatmaps' layer (Plotly draws only the frame's trace types): an update.
+    (update,) = _messages(sent["stability"], "update")
+    assert update["style_traces"] == [6, 7] and set(update["style_data"]) <= {"x", "y"}
     # The numbers that change with lr are in the captions, not in a title Plotly would redraw for.
-    assert "lr = 0.0123" in explorer.captions["sum_vs_mean"].value
+    assert "lr = 0.0102" in explorer.captions["sum_vs_mean"].value
 
 
 def test_a_view_change_redraws_and_a_playback_step_moves_one_trace(explorer, sent):
     # Traces shown and hidden: Plotly.animate cannot draw that without a redraw.
     explorer.inputs["loss"].value = "mean" if DEFAULTS.loss != "mean" else "sum"
-    frame = _messages(sent["trajectory"], "animate")[-1]
-    assert frame["animation_opts"]["frame"]["redraw"] is True
-    assert any("visible" in fields for fields in frame["style_data"])
+    states = sent["trajectory"]
+    (update,) = _messages(states, "update")
+    assert "visible" in update["style_data"]
+    # Then every trace's points again, as a frame: one sent before and still waiting is overtaken.
+    assert [sorted(state) for state in states][-1] == [
+        "_last_layout_edit_id",
+        "_last_trace_edit_id",
+        "_py2js_animate",
+    ]
+    frame = _messages(states, "animate")[-1]
+    figure = explorer.figures["trajectory"]
+    assert frame["style_traces"] == [i for i, trace in enumerate(figure._data) if "x" in trace]
+    assert frame["layout_data"] == figure_ranges(figure)
     for states in sent.values():
         states.clear()
     explorer.play.value = 3
     for name in CHARTS:
         (frame,) = _messages(sent[name], "animate")
         assert frame["style_traces"] == [len(CHARTS[name].styles) - 1]  # the step marker
-        assert frame["layout_data"] == {} and frame["animation_opts"]["frame"]["redraw"] is False
+        assert frame["animation_opts"]["frame"]["redraw"] is False
+        assert frame["layout_data"] == figure_ranges(explorer.figures[name])
     assert sent["stability"] == []
+
+
+def test_ranges_the_browser_writes_back_are_not_trusted(explorer, sent):
+    # The browser reports every range it draws, and a visitor can report anything.
+    figure = explorer.figures["trajectory"]
+    before = dict(figure_ranges(figure))
+    figure._js2py_relayout = {"relayout_data": {"yaxis.range": [0, "x"]}, "source_view_id": "visitor"}
+    figure._js2py_relayout = {"relayout_data": {"xaxis.autorange": True}, "source_view_id": "visitor"}
+    assert figure_ranges(figure) == before
+    explorer.inputs["lr"].value = 0.0124
+    frame = _messages(sent["trajectory"], "animate")[-1]
+    assert frame["animation_opts"]["frame"]["redraw"] is False  # the axes are still this module's
+    low, high = frame["layout_data"]["yaxis.range"]
+    assert low < high and figure._layout["yaxis"]["range"] == [low, high]
+    assert figure._layout["xaxis"]["autorange"] is False
 
 
 def test_nothing_is_sent_when_nothing_changed(explorer, sent):
     figure = explorer.figures["trajectory"]
     data = [{key: figure._data[i][key] for key in ("x", "y")} for i in range(2)]
-    send(figure, data, [0, 1], {"xaxis.range": list(figure._layout["xaxis"]["range"])})
+    send(figure, data, [0, 1], dict(figure_ranges(figure)))
     assert sent["trajectory"] == []
 
 
@@ -145,7 +184,7 @@ def test_fixed_ranges_hold_every_drawn_value(explorer, changes):
 def test_ranges_stay_while_the_values_fill_them():
     assert kept_range([0.0, 10.0], [1.0, 9.0]) == [0.0, 10.0]
     assert kept_range([0.0, 10.0], [1.0, 4.0]) == [1.0, 4.0]  # would fill under KEEP_RANGE of it
-    assert kept_range([0.0, 10.0], [-1.0, 9.0]) == [-1.0, 9.0]  # a value would leave it
+    assert kept_range([0.0, 10.0], [-1.0, 9.0]) == [-2.5, 10.5]  # a value would leave it: room to grow
     assert kept_range(None, [1.0, 2.0]) == [1.0, 2.0]
 
 
@@ -162,7 +201,7 @@ def test_axis_range_of_values_that_cannot_all_be_drawn():
 
 def test_the_browsers_defaults_are_not_merged_back():
     figure = FigureWidget(data=[{"type": "scatter", "y": [1.0, 2.0]}])
-    before = (figure._data_defaults, figure._layout_defaults)
+    before = copy.deepcopy((figure._data_defaults, figure._layout_defaults))
     figure._js2py_traceDeltas = {
         "trace_deltas": [{"uid": figure.data[0].uid, "y": np.arange(2.0)}],
         "trace_edit_id": 0,

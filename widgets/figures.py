@@ -17,6 +17,7 @@ from urllib.parse import urlsplit, urlunsplit
 import numpy as np
 import plotly
 import plotly.graph_objects as go
+from plotly.basedatatypes import Undefined
 
 from widgets.model import LOSSES, Result
 
@@ -141,14 +142,21 @@ def axis_range(values: list, *, log: bool = False, pad: float = 0.05) -> list[fl
     return [low - pad * span, high + pad * span]
 
 
+HEADROOM = 0.15
+"""When values leave an axis's range, the new range has this share of their span to spare on each
+side: values that grow a little with each move of a slider then stay inside for a while."""
+
+
 def kept_range(previous, new: list[float]) -> list[float]:
-    """`previous` while `new` fits in it and fills at least KEEP_RANGE of it, else `new`."""
+    """`previous` while `new` fits in it and fills at least KEEP_RANGE of it; `new` when it fills
+    too little of it; `new` with HEADROOM when it does not fit."""
     if previous is None or len(previous) != 2:
         return new
     low, high = previous
-    if low <= new[0] and new[1] <= high and new[1] - new[0] >= KEEP_RANGE * (high - low):
-        return [low, high]
-    return new
+    if low <= new[0] and new[1] <= high:
+        return [low, high] if new[1] - new[0] >= KEEP_RANGE * (high - low) else new
+    spare = HEADROOM * (new[1] - new[0])
+    return [new[0] - spare, new[1] + spare]
 
 
 class Chart:
@@ -177,14 +185,14 @@ class Chart:
 
     def ranges(self, data: list[dict], layout: dict, previous: dict | None = None) -> dict:
         """{"xaxis.range": [low, high], "yaxis.range": ...} around the visible traces of `data`,
-        on the axis types of `layout`; `previous` (the figure's layout state) keeps a range the
-        values still fill (`kept_range`), and stands in where nothing can be drawn."""
+        on the axis types of `layout`; `previous` (the ranges last sent, `figure_ranges`) keeps a
+        range the values still fill (`kept_range`), and stands in where nothing can be drawn."""
         if self.own_ranges:
             return {}
         shown = [trace for trace in data if trace.get("visible", True) is not False]
         out = {}
         for axis, pad in RANGE_PAD.items():
-            before = ((previous or {}).get(axis) or {}).get("range")
+            before = (previous or {}).get(f"{axis}.range")
             new = axis_range(
                 [trace[axis[0]] for trace in shown if axis[0] in trace],
                 log=layout.get(axis, {}).get("type") == "log",
@@ -214,13 +222,15 @@ class Chart:
             axis, _, key = path.partition(".")
             layout[axis][key] = value
         traces = [go.Scatter(**{**style, **fields}) for style, fields in zip(self.styles, data, strict=True)]
-        return widget(data=traces, layout=layout)
+        figure = widget(data=traces, layout=layout)
+        figure_ranges(figure).update({f"{axis}.range": layout[axis]["range"] for axis in RANGE_PAD})
+        return figure
 
     def update(self, figure: go.FigureWidget, result: Result, view: str, step: int) -> None:
         """Every trace, the changing layout and the axis ranges (see `send`)."""
         data = self.data(result, view, step)
         layout = self.layout_update(result, view)
-        layout.update(self.ranges(data, self.layout(result, view), figure._layout))
+        layout.update(self.ranges(data, self.layout(result, view), figure_ranges(figure)))
         send(figure, data, range(len(self.styles)), layout)
 
     def update_marker(self, figure: go.FigureWidget, result: Result, view: str, step: int) -> None:
@@ -233,26 +243,37 @@ ANIMATED_FIELDS = frozenset({"x", "y"})
 of a scatter trace."""
 
 
-def animation(redraw: bool) -> dict:
-    """Plotly.animate's options: no transition, each message's frame after the ones before it
-    (a message holds only what changed, so none may be dropped), and a redraw of the whole figure
-    only where `redraw`."""
-    return {"transition": {"duration": 0}, "frame": {"duration": 0, "redraw": redraw}, "mode": "afterall"}
+ANIMATION = {"transition": {"duration": 0}, "frame": {"duration": 0, "redraw": False}, "mode": "afterall"}
+"""Plotly.animate's options: no transition, no redraw, and each message's frame after the ones
+before it (a frame holds only what changed, so none may be dropped)."""
+
+
+def figure_ranges(figure) -> dict:
+    """The axis ranges this module has set on `figure`, {"xaxis.range": [low, high], ...}: its own
+    record, not the figure's layout, into which the browser writes back every range it draws (a
+    zoom, or a range it drew after the kernel had moved on), or a visitor writes anything."""
+    if "_scanlab_ranges" not in figure.__dict__:
+        figure.__dict__["_scanlab_ranges"] = {}
+    return figure.__dict__["_scanlab_ranges"]
 
 
 def send(figure: go.FigureWidget, traces: list[dict], indexes, layout: dict | None = None) -> None:
     """Set `traces` (fields by trace, for the traces at `indexes`) and `layout` (dotted paths), and
     send what changed to the browser, nothing when nothing did.
 
-    Every change goes as a frame of Plotly.animate, so the browser draws them in the order they
-    were sent. When only the points of scatter traces changed, on axes whose ranges are all fixed,
-    the frame is drawn without a redraw: Plotly moves those traces' points and the axes whose range
-    is in `layout`, and leaves the rest of the figure (legend, other traces, titles) as it is,
-    about 5 ms per chart in Chromium on a 2-core machine against 10 to 40 ms for a whole figure.
-    Layout changes other than ranges then follow as a Plotly.relayout. Any other change (a trace
-    shown or hidden, a heatmap) is drawn with a redraw of the whole figure. Layout paths stay
-    dotted: Plotly.animate reads "xaxis.range", and the widget's own copy of the layout (what a
-    new view of the figure draws) takes {"xaxis": {...}} as a whole new axis.
+    When only the points of scatter traces changed, in a figure of scatter traces on one pair of
+    axes whose ranges this module sets (`figure_ranges`) and did not change, the change goes as a
+    Plotly.animate frame without a redraw: Plotly moves those traces' points and leaves the rest of
+    the figure (axes, legend, other traces) as it is, about 5 ms per chart in Chromium on a 2-core
+    machine against 10 to 40 ms for a whole figure. Frames are drawn in the order they were sent,
+    one per animation frame, each with every axis's range. Anything else goes as one Plotly.update,
+    which redraws the whole figure at once: a change of axis range (Plotly.animate draws the points
+    against the old axes first, and a point 1e21 pixels away is an SVG error), a trace shown or
+    hidden, a heatmap (whose layer Plotly drops from a frame drawn without a redraw). An update is
+    drawn at once, so frames still waiting would then draw older points: a frame with every
+    trace's points follows it. A change of layout alone goes as a Plotly.relayout. Layout paths
+    stay dotted: the widget's own copy of the layout (what a new view of the figure draws) takes
+    {"xaxis": {...}} as a whole new axis.
 
     The values come from this module (float64 arrays, lists, bools, strings), so they go straight
     into the figure's state: `trace.update` validated every element (about 2 ms per chart at
@@ -265,28 +286,46 @@ def send(figure: go.FigureWidget, traces: list[dict], indexes, layout: dict | No
             if not _same(state.get(key), value):
                 state[key] = value
                 changed.setdefault(index, {})[key] = value
-    relayout = {
-        path: value for path, value in (layout or {}).items() if _set_path(figure._layout, path, value)
-    }
-    if not changed:
+    ranges = figure_ranges(figure)
+    relayout = {}
+    for path, value in (layout or {}).items():
+        if path in ranges:  # compared with what was sent, and set in the layout even if equal
+            axis = path.partition(".")[0]
+            figure._layout.setdefault(axis, {}).update(range=value, autorange=False)
+            if not _same(ranges[path], value):
+                ranges[path] = relayout[path] = value
+        elif _set_path(figure._layout, path, value):
+            relayout[path] = value
+    moved = any(path in ranges for path in relayout)
+    if changed and not moved and _animatable(figure, changed):
+        frame = {
+            "style_data": list(changed.values()),
+            "layout_data": dict(ranges),
+            "style_traces": list(changed),
+        }
+        _post(figure, "animate", {**frame, "animation_opts": ANIMATION})
         if relayout:
             _post(figure, "relayout", {"relayout_data": relayout})
-        return
-    redraw = not _animatable(figure, changed)
-    framed = {path: value for path, value in relayout.items() if redraw or _is_range(path)}
-    _post(
-        figure,
-        "animate",
-        {
-            "style_data": list(changed.values()),
-            "layout_data": framed,
-            "style_traces": list(changed),
-            "animation_opts": animation(redraw),
-        },
-    )
-    rest = {path: value for path, value in relayout.items() if path not in framed}
-    if rest:
-        _post(figure, "relayout", {"relayout_data": rest})
+    elif changed or moved:
+        restyle: dict = {}
+        for position, fields in enumerate(changed.values()):
+            for key, value in fields.items():
+                restyle.setdefault(key, [Undefined] * len(changed))[position] = value
+        _post(
+            figure, "update", {"style_data": restyle, "layout_data": relayout, "style_traces": list(changed)}
+        )
+        if _animatable(figure, {}):  # frames sent before it and not drawn yet would draw older points
+            points = {
+                i: {"x": t["x"], "y": t["y"]} for i, t in enumerate(figure._data) if "x" in t and "y" in t
+            }
+            frame = {
+                "style_data": list(points.values()),
+                "layout_data": dict(ranges),
+                "style_traces": list(points),
+            }
+            _post(figure, "animate", {**frame, "animation_opts": ANIMATION})
+    elif relayout:
+        _post(figure, "relayout", {"relayout_data": relayout})
 
 
 def _set_path(layout: dict, path: str, value) -> bool:
@@ -318,26 +357,20 @@ def _post(figure, kind: str, message: dict) -> None:
         setattr(figure, f"_py2js_{kind}", message)
 
 
-def _is_range(path: str) -> bool:
-    axis, _, rest = path.partition(".")
-    return rest == "range" and axis.rstrip("0123456789") in ("xaxis", "yaxis")
-
-
-def fixed_axes(layout: dict) -> bool:
-    """Whether every axis of a figure's `layout` state (its `_layout` dict) has a range of its own,
-    so a change of data never needs an autorange. A figure without axes of its own has none."""
-    axes = [value for key, value in layout.items() if key.rstrip("0123456789") in ("xaxis", "yaxis")]
-    return bool(axes) and all(
-        isinstance(axis, dict) and axis.get("range") is not None and axis.get("autorange") in (None, False)
-        for axis in axes
-    )
-
-
 def _animatable(figure, changed: dict[int, dict]) -> bool:
-    """Whether Plotly.animate can draw these changes (see `send`)."""
-    return fixed_axes(figure._layout) and all(
-        figure._data[index].get("type", "scatter") == "scatter" and fields.keys() <= ANIMATED_FIELDS
-        for index, fields in changed.items()
+    """Whether a frame without a redraw draws these changes (see `send`)."""
+    ranges = figure_ranges(figure)
+    axes = [key for key in figure._layout if key.rstrip("0123456789") in ("xaxis", "yaxis")]
+    return (
+        sorted(axes) == ["xaxis", "yaxis"]
+        and all(f"{axis}.range" in ranges for axis in axes)
+        and all(
+            trace.get("type", "scatter") == "scatter"
+            and trace.get("xaxis", "x") == "x"
+            and trace.get("yaxis", "y") == "y"
+            for trace in figure._data
+        )
+        and all(fields.keys() <= ANIMATED_FIELDS for fields in changed.values())
     )
 
 

@@ -64,7 +64,7 @@ def _axes(loss: str) -> dict:
 
 class StabilityChart:
     """One FigureWidget, two panels (sum, mean), TRACES_PER_LOSS traces each, then the current
-    setting's box on each panel (MARKER_TRACES)."""
+    setting's box as one line trace per panel (`marker`)."""
 
     def layout(self, settings: Settings) -> dict:
         title = (
@@ -164,9 +164,9 @@ class StabilityChart:
 
     @staticmethod
     def marker(settings: Settings) -> list[dict]:
-        """The current setting as a box around its cell, a closed line on each panel. A line trace
-        moves alone (one Plotly.animate, `widgets.figures.send`); a layout shape made Plotly redraw
-        the whole figure, about 50 ms of the browser's time per lr or B move on a 2-core CPU."""
+        """The current setting as a box around its cell, a closed line on each panel. Moving it
+        redraws the figure (about 50 ms of the browser's time per lr or B move on a 2-core CPU), as
+        a layout shape did: Plotly drops the heatmaps' layer from a frame drawn without a redraw."""
         x, y = float(np.log10(settings.lr)), float(np.log2(settings.B))
         half_x, half_y = (_X[1] - _X[0]) / 2, 0.25
         box = {
