@@ -91,15 +91,19 @@ class Dashboard:
         )
 
     def stability_map(self) -> dict:
-        """The map as drawn: each panel's outcome heatmap (calcdata) and its current-setting box."""
+        """The map as drawn: each panel's outcome heatmap (calcdata) and its current-setting box (the
+        shape as Plotly holds it)."""
         return self.page.evaluate(
             """() => {
                 const gd = [...document.querySelectorAll('.js-plotly-plot')]
                     .find(g => g.layout && g.layout.title && g.layout.title.text.startsWith('Stability map'));
                 const nan = (v) => (typeof v === 'number' ? v : NaN);
                 const z = (i) => Array.from(gd.calcdata[i][0].z, (row) => Array.from(row, nan));
-                const box = (i) => [gd.calcdata[i].map(p => p.x), gd.calcdata[i].map(p => p.y)];
-                return {z: [z(0), z(3)], box: [box(6), box(7)]};
+                const box = (i) => {
+                    const s = gd._fullLayout.shapes[i];
+                    return [[s.x0, s.x1], [s.y0, s.y1]];
+                };
+                return {z: [z(0), z(3)], box: [box(0), box(1)]};
             }"""
         )
 

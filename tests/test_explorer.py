@@ -245,8 +245,8 @@ def test_no_control_change_recompiles(explorer, count_compiles):
 
 def _map_traces(explorer):
     """{loss: (outcome, diverged, boundary, the current setting's box)} of the stability figure."""
-    data = explorer.stability.figure.data
-    return {loss: (*data[3 * i : 3 * i + 3], data[3 * len(LOSSES) + i]) for i, loss in enumerate(LOSSES)}
+    data, shapes = explorer.stability.figure.data, explorer.stability.figure.layout.shapes
+    return {loss: (*data[3 * i : 3 * i + 3], shapes[i]) for i, loss in enumerate(LOSSES)}
 
 
 def _expected_map(settings):
@@ -266,11 +266,9 @@ def _assert_map_shows(explorer, settings):
             ~np.isnan(np.asarray(diverged.z, dtype=np.float64)), expected.diverged[loss]
         )
         np.testing.assert_allclose(10 ** np.asarray(boundary.x), expected.critical_lr[loss], rtol=1e-9)
-        x, y = np.asarray(marker.x), np.asarray(marker.y)
-        assert len(x) == len(y) == 5 and (x[0], y[0]) == (x[-1], y[-1])  # a closed box
-        np.testing.assert_allclose(10 ** ((x.min() + x.max()) / 2), settings.lr, rtol=1e-12)
-        np.testing.assert_allclose(2 ** ((y.min() + y.max()) / 2), settings.B, rtol=1e-12)
-        assert (marker.xaxis, marker.yaxis) == (outcome.xaxis, outcome.yaxis)
+        np.testing.assert_allclose(10 ** ((marker.x0 + marker.x1) / 2), settings.lr, rtol=1e-12)
+        np.testing.assert_allclose(2 ** ((marker.y0 + marker.y1) / 2), settings.B, rtol=1e-12)
+        assert (marker.xref, marker.yref) == (outcome.xaxis, outcome.yaxis)
 
 
 def test_stability_map_shows_what_core_computes(explorer):

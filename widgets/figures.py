@@ -17,9 +17,9 @@ from urllib.parse import urlsplit, urlunsplit
 import numpy as np
 import plotly
 import plotly.graph_objects as go
-from plotly.basedatatypes import Undefined
+from plotly.basedatatypes import BaseFigure, Undefined
 
-from widgets.model import LOSSES, Result
+from widgets.model import LOSSES, Result, kept_range
 
 # Okabe-Ito: distinguishable with every common colour-vision deficiency.
 COLORS = {"sum": "#0072B2", "mean": "#E69F00", "optimum": "#009E73", "diverged": "#D55E00", "step": "#000000"}
@@ -117,10 +117,6 @@ def base_layout(title: str, x_title: str, y_title: str, y_type: str = "linear", 
 RANGE_PAD = {"xaxis": 0.02, "yaxis": 0.05}
 """How much wider than the drawn values an axis is, each side, as a share of their span."""
 
-KEEP_RANGE = 0.6
-"""An axis keeps its range while the new values fit in it and span at least this share of it: a
-slider then moves the lines on steady axes, and the axes are not redrawn on every move."""
-
 
 def axis_range(values: list, *, log: bool = False, pad: float = 0.05) -> list[float] | None:
     """[low, high] around the finite values in `values` (arrays and lists), padded by `pad` of their
@@ -140,23 +136,6 @@ def axis_range(values: list, *, log: bool = False, pad: float = 0.05) -> list[fl
         span = 1.0 if log else (abs(high) * 0.4 or 2.0)
         return [low - span / 2, high + span / 2]
     return [low - pad * span, high + pad * span]
-
-
-HEADROOM = 0.15
-"""When values leave an axis's range, the new range has this share of their span to spare on each
-side: values that grow a little with each move of a slider then stay inside for a while."""
-
-
-def kept_range(previous, new: list[float]) -> list[float]:
-    """`previous` while `new` fits in it and fills at least KEEP_RANGE of it; `new` when it fills
-    too little of it; `new` with HEADROOM when it does not fit."""
-    if previous is None or len(previous) != 2:
-        return new
-    low, high = previous
-    if low <= new[0] and new[1] <= high:
-        return [low, high] if new[1] - new[0] >= KEEP_RANGE * (high - low) else new
-    spare = HEADROOM * (new[1] - new[0])
-    return [new[0] - spare, new[1] + spare]
 
 
 class Chart:
@@ -248,6 +227,29 @@ ANIMATION = {"transition": {"duration": 0}, "frame": {"duration": 0, "redraw": F
 before it (a frame holds only what changed, so none may be dropped)."""
 
 
+def moved_layout(figure) -> dict:
+    """The layout paths this module moves with frames without traces (`move`), and their values."""
+    if "_scanlab_moved" not in figure.__dict__:
+        figure.__dict__["_scanlab_moved"] = {}
+    return figure.__dict__["_scanlab_moved"]
+
+
+def move(figure, layout: dict) -> None:
+    """Change layout paths (a shape's corners, "shapes[0].x0") with a Plotly.animate frame that has
+    no traces: Plotly draws the shapes again and leaves every trace as it is, heatmaps included
+    (a frame with traces but without a redraw drops a heatmap's layer), in order with the frames
+    before it. A relayout from the widget redraws the whole figure (`Chart.caption`)."""
+    moved = moved_layout(figure)
+    changed = {path: value for path, value in layout.items() if not _same(moved.get(path), value)}
+    if not changed:
+        return
+    moved.update(changed)
+    for path, value in changed.items():
+        BaseFigure._set_in(figure._layout, path, value)
+    frame = {"style_data": [], "layout_data": dict(moved), "style_traces": []}
+    _post(figure, "animate", {**frame, "animation_opts": ANIMATION})
+
+
 def figure_ranges(figure) -> dict:
     """The axis ranges this module has set on `figure`, {"xaxis.range": [low, high], ...}: its own
     record, not the figure's layout, into which the browser writes back every range it draws (a
@@ -314,7 +316,8 @@ def send(figure: go.FigureWidget, traces: list[dict], indexes, layout: dict | No
         _post(
             figure, "update", {"style_data": restyle, "layout_data": relayout, "style_traces": list(changed)}
         )
-        if _animatable(figure, {}):  # frames sent before it and not drawn yet would draw older points
+        # Frames sent before it and not drawn yet would draw older points, or an older shape.
+        if _animatable(figure, {}):
             points = {
                 i: {"x": t["x"], "y": t["y"]} for i, t in enumerate(figure._data) if "x" in t and "y" in t
             }
@@ -323,6 +326,9 @@ def send(figure: go.FigureWidget, traces: list[dict], indexes, layout: dict | No
                 "layout_data": dict(ranges),
                 "style_traces": list(points),
             }
+            _post(figure, "animate", {**frame, "animation_opts": ANIMATION})
+        elif moved_layout(figure):
+            frame = {"style_data": [], "layout_data": dict(moved_layout(figure)), "style_traces": []}
             _post(figure, "animate", {**frame, "animation_opts": ANIMATION})
     elif relayout:
         _post(figure, "relayout", {"relayout_data": relayout})

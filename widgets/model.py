@@ -52,6 +52,28 @@ class Result(NamedTuple):
     path_loss: dict  # loss -> average loss at each weight of that run, (N+1,)
 
 
+KEEP_RANGE = 0.6
+"""An axis keeps its range while the new values fit in it and span at least this share of it: a
+slider then moves the lines on steady axes, and the axes are not redrawn on every move."""
+
+
+HEADROOM = 0.15
+"""When values leave an axis's range, the new range has this share of their span to spare on each
+side: values that grow a little with each move of a slider then stay inside for a while."""
+
+
+def kept_range(previous, new: list[float]) -> list[float]:
+    """`previous` while `new` fits in it and fills at least KEEP_RANGE of it; `new` when it fills
+    too little of it; `new` with HEADROOM when it does not fit."""
+    if previous is None or len(previous) != 2:
+        return new
+    low, high = previous
+    if low <= new[0] and new[1] <= high:
+        return [low, high] if new[1] - new[0] >= KEEP_RANGE * (high - low) else new
+    spare = HEADROOM * (new[1] - new[0])
+    return [new[0] - spare, new[1] + spare]
+
+
 def _framed_weights(history: core.History) -> np.ndarray:
     """The weights the landscape frames: up to and including the first one past the divergence
     limit (later ones of a diverging run would stretch the frame over many orders of magnitude)."""
@@ -86,6 +108,7 @@ class Model:
         self._full = None  # _Full: the data of the current seed, kind, true_w and noise
         self._data = None  # _Data: what the current (N, B) adds
         self._map = None  # (key, core.StabilityMap): the last map computed
+        self._frame = None  # [low, high]: the landscape's last frame of w
         # The map is computed on a worker thread (widgets.stability) while the explorer computes
         # results on the main one: the caches they share are changed under these locks.
         self._full_lock = threading.Lock()
@@ -145,7 +168,10 @@ class Model:
         span = span[np.isfinite(span)]
         low, high = float(span.min()), float(span.max())
         margin = max(0.1 * (high - low), 0.5)
-        landscape_w = np.linspace(low - margin, high + margin, LANDSCAPE_POINTS)
+        # The frame stays while the paths fill it (kept_range): a slider then moves the paths on
+        # steady axes, which the browser draws without redrawing the chart.
+        self._frame = kept_range(self._frame, [low - margin, high + margin])
+        landscape_w = np.linspace(*self._frame, LANDSCAPE_POINTS)
         landscape_loss = core.average_loss(landscape_w, data.moments)
         path_loss = {loss: core.average_loss(h.weights, data.moments) for loss, h in histories.items()}
         return Result(

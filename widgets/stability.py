@@ -19,7 +19,7 @@ import ipywidgets as ipw
 import numpy as np
 import plotly.graph_objects as go
 
-from widgets.figures import COLORS, base_layout, send
+from widgets.figures import COLORS, base_layout, move, moved_layout, send
 from widgets.model import LOSSES, MAP_BATCH_SIZES, MAP_LRS, Model
 from widgets.settings import Settings
 
@@ -63,8 +63,8 @@ def _axes(loss: str) -> dict:
 
 
 class StabilityChart:
-    """One FigureWidget, two panels (sum, mean), TRACES_PER_LOSS traces each, then the current
-    setting's box as one line trace per panel (`marker`)."""
+    """One FigureWidget, two panels (sum, mean), TRACES_PER_LOSS traces each; the current setting is a
+    box on each panel, a layout shape (`marker`)."""
 
     def layout(self, settings: Settings) -> dict:
         title = (
@@ -130,19 +130,6 @@ class StabilityChart:
                     **axes,
                 },
             ]
-        for loss in LOSSES:
-            styles.append(
-                {
-                    "type": "scatter",
-                    "mode": "lines",
-                    "line": {"color": "#ff00ff", "width": 3},
-                    "name": "current setting",
-                    "showlegend": False,
-                    "hoverinfo": "skip",
-                    "xaxis": f"x{_SUFFIX[loss]}",
-                    "yaxis": f"y{_SUFFIX[loss]}",
-                }
-            )
         return styles
 
     @staticmethod
@@ -163,34 +150,49 @@ class StabilityChart:
         return fields
 
     @staticmethod
-    def marker(settings: Settings) -> list[dict]:
-        """The current setting as a box around its cell, a closed line on each panel. Moving it
-        redraws the figure (about 50 ms of the browser's time per lr or B move on a 2-core CPU), as
-        a layout shape did: Plotly drops the heatmaps' layer from a frame drawn without a redraw."""
+    def marker(settings: Settings) -> dict:
+        """The current setting as a box around its cell on both panels: the corners of the layout's
+        shapes, as paths ("shapes[0].x0": ...). A frame without traces moves them (`move`), which
+        leaves the heatmaps as they are; a full redraw of the map took about 50 ms of the browser's
+        time per lr or B move on a 2-core CPU."""
         x, y = float(np.log10(settings.lr)), float(np.log2(settings.B))
         half_x, half_y = (_X[1] - _X[0]) / 2, 0.25
-        box = {
-            "x": [x - half_x, x + half_x, x + half_x, x - half_x, x - half_x],
-            "y": [y - half_y, y - half_y, y + half_y, y + half_y, y - half_y],
-        }
-        return [dict(box) for _ in LOSSES]
+        corners = {"x0": x - half_x, "x1": x + half_x, "y0": y - half_y, "y1": y + half_y}
+        return {f"shapes[{i}].{key}": value for i in range(len(LOSSES)) for key, value in corners.items()}
+
+    @staticmethod
+    def shapes(settings: Settings) -> list[dict]:
+        """The layout's shapes: a box on each panel, at `marker`'s corners."""
+        box = {"type": "rect", "line": {"color": "#ff00ff", "width": 3}, "layer": "above"}
+        corners = StabilityChart.marker(settings)
+        return [
+            {
+                **box,
+                "xref": f"x{_SUFFIX[loss]}",
+                "yref": f"y{_SUFFIX[loss]}",
+                **{key: corners[f"shapes[{i}].{key}"] for key in ("x0", "x1", "y0", "y1")},
+            }
+            for i, loss in enumerate(LOSSES)
+        ]
 
     def data(self, stability, settings: Settings) -> list[dict]:
-        return [*self.series(stability), *self.marker(settings)]
+        return self.series(stability)
 
     def build(self, stability, settings: Settings, widget=go.FigureWidget) -> go.FigureWidget:
         traces = []
         for style, fields in zip(self.styles(), self.data(stability, settings), strict=True):
             kind = style.pop("type")
             traces.append((go.Heatmap if kind == "heatmap" else go.Scatter)(**style, **fields))
-        return widget(data=traces, layout=self.layout(settings))
+        figure = widget(data=traces, layout={**self.layout(settings), "shapes": self.shapes(settings)})
+        moved_layout(figure).update(self.marker(settings))
+        return figure
 
     def update(self, figure: go.FigureWidget, stability, settings: Settings) -> None:
+        move(figure, self.marker(settings))
         send(figure, self.data(stability, settings), range(len(figure.data)), self.layout_update(settings))
 
     def update_marker(self, figure: go.FigureWidget, settings: Settings) -> None:
-        markers = len(LOSSES) * TRACES_PER_LOSS
-        send(figure, self.marker(settings), range(markers, markers + len(LOSSES)))
+        move(figure, self.marker(settings))
 
     def layout_update(self, settings: Settings) -> dict:
         return {"title.text": self.layout(settings)["title"]["text"]}
