@@ -348,7 +348,7 @@ def _set_path(layout: dict, path: str, value) -> bool:
 
 
 def _post(figure, kind: str, message: dict) -> None:
-    """Send `message` as Plotly's `_py2js_<kind>` (animate or relayout) in one comm message.
+    """Send `message` as Plotly's `_py2js_<kind>` (animate, update or relayout) in one comm message.
 
     Plotly's own senders make three or four: each edit counter is a synced trait of its own, and
     the message is set back to None after it is sent. The counters still advance (the browser
