@@ -262,8 +262,9 @@ class Explorer:
             for name, chart in CHARTS.items()
             if chart.caption(self.result, settings.loss)
         }
-        for caption in self.captions.values():
-            caption.add_class("scanlab-caption")
+        for name, caption in self.captions.items():  # wrapped within its chart's width, so the
+            caption.add_class("scanlab-caption")  # chart keeps its place beside the one before it
+            caption.layout.max_width = f"{self.figures[name].layout.width}px"
         self.stability = StabilityPanel(self.model, settings, self._pick, make_figure, background=background)
         self.hood = UnderTheHood(make_figure)
         self._show_texts(list(notices) + problems)
