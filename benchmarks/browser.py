@@ -37,7 +37,6 @@ import re
 import shlex
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -48,7 +47,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.protocol import CHROMIUM, CHROMIUM_ARGS
+from benchmarks.protocol import CHART_DRAWN, CHROMIUM, CHROMIUM_ARGS, free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = "/voila/render/app.ipynb"
@@ -173,7 +172,7 @@ PAGE_SCRIPT = r"""
 
   // A chart has finished an operation: a full redraw (afterplot), a data-only animation without
   // redraw (animated), a layout change drawn alone (relayout: a title, a shape).
-  const DRAWN = ["plotly_afterplot", "plotly_animated", "plotly_relayout"];
+  const DRAWN = __DRAWN__;
   const drawn = (gd) => gd.querySelector(".scatterlayer .trace, .heatmaplayer .hm") !== null;
   B.hook = () => {  // every chart on the page, in page order, with its afterplot events counted
     for (const gd of document.querySelectorAll(".js-plotly-plot")) {
@@ -281,17 +280,11 @@ def write_wrapper(bin_dir: Path, python: Path, extra_args: list[str]) -> Path:
     return path
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class Server:
     """`make run` serving the repository directory on a free loopback port; always stopped."""
 
     def __init__(self, extra_args: list[str], timeout: float):
-        self.port = _free_port()
+        self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.dir = Path(tempfile.mkdtemp(prefix="scanlab-bench-"))
         self.log_path = self.dir / "server.log"
@@ -436,7 +429,9 @@ class Page:
         self.closing = False
         self.context = browser.new_context(viewport=VIEWPORT)
         self.context.add_init_script(
-            PAGE_SCRIPT.replace("__EXPECTED__", json.dumps(expected)).replace("__BIG__", str(BIG_MESSAGE))
+            PAGE_SCRIPT.replace("__EXPECTED__", json.dumps(expected))
+            .replace("__BIG__", str(BIG_MESSAGE))
+            .replace("__DRAWN__", json.dumps(CHART_DRAWN))
         )
         self.page = self.context.new_page()
         self.page.on("console", self._console)
@@ -581,7 +576,6 @@ def analyse_move(record: dict) -> dict:
     out["instrumentation_ms"] = record["hookMs"]
     if record.get("n") is None:
         out["done"] = record["changed"] - key
-        out["settled"] = out["done"]
     else:
         # Each chart is done at its last drawing event of the move (within the gap after it): a
         # chart may get an animation and a title relayout, and the move is done when all are.
@@ -595,7 +589,6 @@ def analyse_move(record: dict) -> dict:
         for chart, t in lasts.items():
             out[f"chart {chart + 1}: {record['titles'][chart]}"] = t - key
         out["done"] = max(lasts.values()) - key
-        out["settled"] = out["done"]
         out["afterplots"] = len(record["ap"])
     if sent is None:
         return out

@@ -21,7 +21,7 @@ answer and thinks for a random 0.5x to 1.5x `--think` seconds. Protocol clients 
 sending the update to the kernel's `status: idle` for it (every chart's update sent: "answered"); an N or
 w0 move also waits for the stability map, which the kernel recomputes on a worker thread, to say it is
 current again ("settled"). Browser pages press an arrow key on the slider's handle and time it to the
-trajectory chart's `plotly_afterplot` in the page.
+trajectory chart's drawing events in the page (benchmarks.protocol.CHART_DRAWN).
 
 Recorded: the page's HTML (GET) and first widget state per session (the first-chart proxy for protocol
 clients; browser pages report their real first chart: the first Plotly trace drawn, from navigation
@@ -57,7 +57,7 @@ from pathlib import Path
 
 import psutil
 
-from benchmarks.protocol import CHROMIUM, CHROMIUM_ARGS, ROOT, ProtocolError, Server, Session
+from benchmarks.protocol import CHART_DRAWN, CHROMIUM, CHROMIUM_ARGS, ROOT, ProtocolError, Server, Session
 
 MOVED = ("lr", "N", "B", "w0")
 ANSWER_S = 30.0  # a move not answered by then is "unanswered"
@@ -170,10 +170,10 @@ PAGE_HOOK = """() => {
             .find(g => g.layout && g.layout.title && String(g.layout.title.text).startsWith('Trajectory'));
         if (!gd || !gd.on) return false;
         window.__load = {drawn: 0};
-        gd.on('plotly_afterplot', () => { window.__load.drawn = performance.now(); });
+        for (const event of __DRAWN__) gd.on(event, () => { window.__load.drawn = performance.now(); });
     }
     return true;
-}"""
+}""".replace("__DRAWN__", json.dumps(CHART_DRAWN))
 
 
 async def browser_visit(

@@ -106,6 +106,11 @@ CONTROLS = {
 }
 CONTROL_PANEL_CLASS = "scanlab-controls"  # the explorer's control panel VBox carries this DOM class
 
+CHART_DRAWN = ("plotly_afterplot", "plotly_animated", "plotly_relayout")
+"""The events a Plotly chart fires when it has drawn a change: a full redraw, an animation frame
+drawn without one (`widgets.figures.send`), a layout change drawn alone. A page's chart is redrawn
+after a move at the last of these."""
+
 _HTTP = concurrent.futures.ThreadPoolExecutor(64, thread_name_prefix="protocol-http")
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from widgets import DEFAULTS, Explorer
-from widgets.figures import CHARTS, FigureWidget, axis_range, figure_ranges, kept_range, send
+from widgets.figures import CHARTS, FigureWidget, axis_range, framed, kept_range, send
 
 
 class Recorder:
@@ -67,7 +67,7 @@ def test_an_lr_move_is_one_frame_per_figure_without_a_redraw(explorer, sent):
         assert frame["animation_opts"]["frame"]["redraw"] is False, name
         assert all(fields.keys() <= {"x", "y"} for fields in frame["style_data"]), name
         # Every frame carries both ranges: Plotly cancels an axis change that a later frame overtakes.
-        assert frame["layout_data"] == figure_ranges(explorer.figures[name]), name
+        assert frame["layout_data"] == framed(explorer.figures[name]), name
         assert set(frame["layout_data"]) == {"xaxis.range", "yaxis.range"}, name
     # The map's heatmaps are not sent again, only the current setting's box, a shape moved by a frame
     # without traces (one with traces but without a redraw would drop the heatmaps' layer).
@@ -95,7 +95,7 @@ def test_a_view_change_redraws_and_a_playback_step_moves_one_trace(explorer, sen
     frame = _messages(states, "animate")[-1]
     figure = explorer.figures["trajectory"]
     assert frame["style_traces"] == [i for i, trace in enumerate(figure._data) if "x" in trace]
-    assert frame["layout_data"] == figure_ranges(figure)
+    assert frame["layout_data"] == framed(figure)
     for states in sent.values():
         states.clear()
     explorer.play.value = 3
@@ -103,17 +103,17 @@ def test_a_view_change_redraws_and_a_playback_step_moves_one_trace(explorer, sen
         (frame,) = _messages(sent[name], "animate")
         assert frame["style_traces"] == [len(CHARTS[name].styles) - 1]  # the step marker
         assert frame["animation_opts"]["frame"]["redraw"] is False
-        assert frame["layout_data"] == figure_ranges(explorer.figures[name])
+        assert frame["layout_data"] == framed(explorer.figures[name])
     assert sent["stability"] == []
 
 
 def test_ranges_the_browser_writes_back_are_not_trusted(explorer, sent):
     # The browser reports every range it draws, and a visitor can report anything.
     figure = explorer.figures["trajectory"]
-    before = dict(figure_ranges(figure))
+    before = dict(framed(figure))
     figure._js2py_relayout = {"relayout_data": {"yaxis.range": [0, "x"]}, "source_view_id": "visitor"}
     figure._js2py_relayout = {"relayout_data": {"xaxis.autorange": True}, "source_view_id": "visitor"}
-    assert figure_ranges(figure) == before
+    assert framed(figure) == before
     explorer.inputs["lr"].value = 0.0124
     frame = _messages(sent["trajectory"], "animate")[-1]
     assert frame["animation_opts"]["frame"]["redraw"] is False  # the axes are still this module's
@@ -125,7 +125,7 @@ def test_ranges_the_browser_writes_back_are_not_trusted(explorer, sent):
 def test_nothing_is_sent_when_nothing_changed(explorer, sent):
     figure = explorer.figures["trajectory"]
     data = [{key: figure._data[i][key] for key in ("x", "y")} for i in range(2)]
-    send(figure, data, [0, 1], dict(figure_ranges(figure)))
+    send(figure, data, [0, 1], dict(framed(figure)))
     assert sent["trajectory"] == []
 
 

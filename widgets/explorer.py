@@ -257,14 +257,14 @@ class Explorer:
             name: chart.build(self.result, settings.loss, self.step, make_figure)
             for name, chart in CHARTS.items()
         }
-        self.captions = {  # the numbers of a chart that change with a slider, above it
-            name: ipw.HTML(html.escape(chart.caption(self.result, settings.loss)))
-            for name, chart in CHARTS.items()
-            if chart.caption(self.result, settings.loss)
-        }
-        for name, caption in self.captions.items():  # wrapped within its chart's width, so the
-            caption.add_class("scanlab-caption")  # chart keeps its place beside the one before it
-            caption.layout.max_width = f"{self.figures[name].layout.width}px"
+        self.captions = {}  # the numbers of a chart that change with a slider, above it
+        for name, chart in CHARTS.items():
+            if text := chart.caption(self.result, settings.loss):
+                # Wrapped within its chart's width: the chart keeps its place beside the one before.
+                self.captions[name] = ipw.HTML(
+                    html.escape(text), layout={"max_width": f"{self.figures[name].layout.width}px"}
+                )
+                self.captions[name].add_class("scanlab-caption")
         self.stability = StabilityPanel(self.model, settings, self._pick, make_figure, background=background)
         self.hood = UnderTheHood(make_figure)
         self._show_texts(list(notices) + problems)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import html
+import itertools
 
 import plotly.graph_objects as go
 import plotly.io as pio
@@ -46,8 +47,7 @@ def charts_html(figures, settings: Settings, link: str = "", captions=()) -> str
     inside it: it opens offline, on a slide or a course site, and the charts stay interactive.
     `captions` (plain text, by position) go above their charts, as on the page."""
     parts = []
-    captions = list(captions) + [""] * (len(figures) - len(captions))
-    for i, (figure, caption) in enumerate(zip(figures, captions, strict=True)):
+    for i, (figure, caption) in enumerate(itertools.zip_longest(figures, captions, fillvalue="")):
         chart = pio.to_html(
             go.Figure(figure),
             full_html=False,

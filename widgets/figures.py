@@ -164,7 +164,7 @@ class Chart:
 
     def ranges(self, data: list[dict], layout: dict, previous: dict | None = None) -> dict:
         """{"xaxis.range": [low, high], "yaxis.range": ...} around the visible traces of `data`,
-        on the axis types of `layout`; `previous` (the ranges last sent, `figure_ranges`) keeps a
+        on the axis types of `layout`; `previous` (the ranges last sent, `framed`) keeps a
         range the values still fill (`kept_range`), and stands in where nothing can be drawn."""
         if self.own_ranges:
             return {}
@@ -202,14 +202,14 @@ class Chart:
             layout[axis][key] = value
         traces = [go.Scatter(**{**style, **fields}) for style, fields in zip(self.styles, data, strict=True)]
         figure = widget(data=traces, layout=layout)
-        figure_ranges(figure).update({f"{axis}.range": layout[axis]["range"] for axis in RANGE_PAD})
+        framed(figure).update({f"{axis}.range": layout[axis]["range"] for axis in RANGE_PAD})
         return figure
 
     def update(self, figure: go.FigureWidget, result: Result, view: str, step: int) -> None:
         """Every trace, the changing layout and the axis ranges (see `send`)."""
         data = self.data(result, view, step)
         layout = self.layout_update(result, view)
-        layout.update(self.ranges(data, self.layout(result, view), figure_ranges(figure)))
+        layout.update(self.ranges(data, self.layout(result, view), framed(figure)))
         send(figure, data, range(len(self.styles)), layout)
 
     def update_marker(self, figure: go.FigureWidget, result: Result, view: str, step: int) -> None:
@@ -227,55 +227,35 @@ ANIMATION = {"transition": {"duration": 0}, "frame": {"duration": 0, "redraw": F
 before it (a frame holds only what changed, so none may be dropped)."""
 
 
-def moved_layout(figure) -> dict:
-    """The layout paths this module moves with frames without traces (`move`), and their values."""
-    if "_scanlab_moved" not in figure.__dict__:
-        figure.__dict__["_scanlab_moved"] = {}
-    return figure.__dict__["_scanlab_moved"]
-
-
-def move(figure, layout: dict) -> None:
-    """Change layout paths (a shape's corners, "shapes[0].x0") with a Plotly.animate frame that has
-    no traces: Plotly draws the shapes again and leaves every trace as it is, heatmaps included
-    (a frame with traces but without a redraw drops a heatmap's layer), in order with the frames
-    before it. A relayout from the widget redraws the whole figure (`Chart.caption`)."""
-    moved = moved_layout(figure)
-    changed = {path: value for path, value in layout.items() if not _same(moved.get(path), value)}
-    if not changed:
-        return
-    moved.update(changed)
-    for path, value in changed.items():
-        BaseFigure._set_in(figure._layout, path, value)
-    frame = {"style_data": [], "layout_data": dict(moved), "style_traces": []}
-    _post(figure, "animate", {**frame, "animation_opts": ANIMATION})
-
-
-def figure_ranges(figure) -> dict:
-    """The axis ranges this module has set on `figure`, {"xaxis.range": [low, high], ...}: its own
-    record, not the figure's layout, into which the browser writes back every range it draws (a
-    zoom, or a range it drew after the kernel had moved on), or a visitor writes anything."""
-    if "_scanlab_ranges" not in figure.__dict__:
-        figure.__dict__["_scanlab_ranges"] = {}
-    return figure.__dict__["_scanlab_ranges"]
+def framed(figure) -> dict:
+    """The layout paths this module sets on `figure` and sends with every frame, and their values:
+    the axis ranges ("xaxis.range") of a chart, the corners of the map's box ("shapes[0].x0").
+    Its own record, not the figure's layout, into which the browser writes back every range it
+    draws (a zoom, or a range it drew after the kernel had moved on), or a visitor writes anything."""
+    return figure.__dict__.setdefault("_scanlab_framed", {})
 
 
 def send(figure: go.FigureWidget, traces: list[dict], indexes, layout: dict | None = None) -> None:
     """Set `traces` (fields by trace, for the traces at `indexes`) and `layout` (dotted paths), and
     send what changed to the browser, nothing when nothing did.
 
-    When only the points of scatter traces changed, in a figure of scatter traces on one pair of
-    axes whose ranges this module sets (`figure_ranges`) and did not change, the change goes as a
-    Plotly.animate frame without a redraw: Plotly moves those traces' points and leaves the rest of
-    the figure (axes, legend, other traces) as it is, about 5 ms per chart in Chromium on a 2-core
-    machine against 10 to 40 ms for a whole figure. Frames are drawn in the order they were sent,
-    one per animation frame, each with every axis's range. Anything else goes as one Plotly.update,
-    which redraws the whole figure at once: a change of axis range (Plotly.animate draws the points
-    against the old axes first, and a point 1e21 pixels away is an SVG error), a trace shown or
-    hidden, a heatmap (whose layer Plotly drops from a frame drawn without a redraw). An update is
-    drawn at once, so frames still waiting would then draw older points: a frame with every
-    trace's points follows it. A change of layout alone goes as a Plotly.relayout. Layout paths
-    stay dotted: the widget's own copy of the layout (what a new view of the figure draws) takes
-    {"xaxis": {...}} as a whole new axis.
+    A frame of Plotly.animate without a redraw carries the changes when they are the points of
+    scatter traces in a figure of scatter traces on one pair of axes whose ranges this module
+    sets, or `framed` paths that are not axis ranges (the map's box: a frame without traces draws
+    the shapes and leaves a heatmap as it is). Plotly moves those points and shapes and leaves the
+    rest of the figure (axes, legend, other traces) as it is, about 5 ms per chart in Chromium on
+    a 2-core machine against 10 to 40 ms for a whole figure. Frames are drawn in the order they
+    were sent, one per animation frame, each with every `framed` path. Other layout changes (a
+    title) follow as a Plotly.relayout.
+
+    Anything else goes as one Plotly.update, which redraws the whole figure at once: a change of
+    axis range (Plotly.animate draws the points against the old axes first, and a point 1e21
+    pixels away is an SVG error), a trace shown or hidden, a heatmap (whose layer Plotly drops from
+    a frame with traces drawn without a redraw). An update is drawn at once, so frames still
+    waiting would then draw older points or shapes: a frame with every trace's points (where the
+    figure can take them) and every `framed` path follows it. Layout paths stay dotted: the
+    widget's own copy of the layout (what a new view of the figure draws) takes {"xaxis": {...}}
+    as a whole new axis.
 
     The values come from this module (float64 arrays, lists, bools, strings), so they go straight
     into the figure's state: `trace.update` validated every element (about 2 ms per chart at
@@ -288,50 +268,55 @@ def send(figure: go.FigureWidget, traces: list[dict], indexes, layout: dict | No
             if not _same(state.get(key), value):
                 state[key] = value
                 changed.setdefault(index, {})[key] = value
-    ranges = figure_ranges(figure)
+    own = framed(figure)
     relayout = {}
     for path, value in (layout or {}).items():
-        if path in ranges:  # compared with what was sent, and set in the layout even if equal
-            axis = path.partition(".")[0]
-            figure._layout.setdefault(axis, {}).update(range=value, autorange=False)
-            if not _same(ranges[path], value):
-                ranges[path] = relayout[path] = value
+        if path in own:  # compared with what was sent, and set in the layout even if equal
+            if _is_range(path):
+                figure._layout.setdefault(path.partition(".")[0], {}).update(range=value, autorange=False)
+            else:
+                BaseFigure._set_in(figure._layout, path, value)
+            if not _same(own[path], value):
+                own[path] = relayout[path] = value
         elif _set_path(figure._layout, path, value):
             relayout[path] = value
-    moved = any(path in ranges for path in relayout)
-    if changed and not moved and _animatable(figure, changed):
-        frame = {
-            "style_data": list(changed.values()),
-            "layout_data": dict(ranges),
-            "style_traces": list(changed),
-        }
-        _post(figure, "animate", {**frame, "animation_opts": ANIMATION})
-        if relayout:
-            _post(figure, "relayout", {"relayout_data": relayout})
-    elif changed or moved:
-        restyle: dict = {}
-        for position, fields in enumerate(changed.values()):
-            for key, value in fields.items():
-                restyle.setdefault(key, [Undefined] * len(changed))[position] = value
-        _post(
-            figure, "update", {"style_data": restyle, "layout_data": relayout, "style_traces": list(changed)}
-        )
-        # Frames sent before it and not drawn yet would draw older points, or an older shape.
-        if _animatable(figure, {}):
-            points = {
-                i: {"x": t["x"], "y": t["y"]} for i, t in enumerate(figure._data) if "x" in t and "y" in t
-            }
-            frame = {
-                "style_data": list(points.values()),
-                "layout_data": dict(ranges),
-                "style_traces": list(points),
-            }
-            _post(figure, "animate", {**frame, "animation_opts": ANIMATION})
-        elif moved_layout(figure):
-            frame = {"style_data": [], "layout_data": dict(moved_layout(figure)), "style_traces": []}
-            _post(figure, "animate", {**frame, "animation_opts": ANIMATION})
-    elif relayout:
-        _post(figure, "relayout", {"relayout_data": relayout})
+    rest = {path: value for path, value in relayout.items() if path not in own}
+    axes_moved = any(_is_range(path) for path in relayout if path in own)
+    if not changed and len(rest) == len(relayout):  # nothing for a frame
+        if rest:
+            _post(figure, "relayout", {"relayout_data": rest})
+        return
+    if not axes_moved and (not changed or _animatable(figure, changed)):
+        _frame(figure, changed)
+        if rest:
+            _post(figure, "relayout", {"relayout_data": rest})
+        return
+    restyle: dict = {}
+    for position, fields in enumerate(changed.values()):
+        for key, value in fields.items():
+            restyle.setdefault(key, [Undefined] * len(changed))[position] = value
+    _post(figure, "update", {"style_data": restyle, "layout_data": relayout, "style_traces": list(changed)})
+    # Frames sent before it and not drawn yet would draw older points, or an older box.
+    points = {}
+    if _animatable(figure, {}):
+        points = {i: {"x": t["x"], "y": t["y"]} for i, t in enumerate(figure._data) if "x" in t and "y" in t}
+    if points or own:
+        _frame(figure, points)
+
+
+def _frame(figure, traces: dict[int, dict]) -> None:
+    """One Plotly.animate frame without a redraw: `traces` (index: fields), and every framed path."""
+    frame = {
+        "style_data": list(traces.values()),
+        "layout_data": dict(framed(figure)),
+        "style_traces": list(traces),
+    }
+    _post(figure, "animate", {**frame, "animation_opts": ANIMATION})
+
+
+def _is_range(path: str) -> bool:
+    axis, _, rest = path.partition(".")
+    return rest == "range" and axis.rstrip("0123456789") in ("xaxis", "yaxis")
 
 
 def _set_path(layout: dict, path: str, value) -> bool:
@@ -365,11 +350,10 @@ def _post(figure, kind: str, message: dict) -> None:
 
 def _animatable(figure, changed: dict[int, dict]) -> bool:
     """Whether a frame without a redraw draws these changes (see `send`)."""
-    ranges = figure_ranges(figure)
     axes = [key for key in figure._layout if key.rstrip("0123456789") in ("xaxis", "yaxis")]
     return (
         sorted(axes) == ["xaxis", "yaxis"]
-        and all(f"{axis}.range" in ranges for axis in axes)
+        and all(f"{axis}.range" in framed(figure) for axis in axes)
         and all(
             trace.get("type", "scatter") == "scatter"
             and trace.get("xaxis", "x") == "x"

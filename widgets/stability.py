@@ -19,7 +19,7 @@ import ipywidgets as ipw
 import numpy as np
 import plotly.graph_objects as go
 
-from widgets.figures import COLORS, base_layout, move, moved_layout, send
+from widgets.figures import COLORS, base_layout, framed, send
 from widgets.model import LOSSES, MAP_BATCH_SIZES, MAP_LRS, Model
 from widgets.settings import Settings
 
@@ -152,7 +152,7 @@ class StabilityChart:
     @staticmethod
     def marker(settings: Settings) -> dict:
         """The current setting as a box around its cell on both panels: the corners of the layout's
-        shapes, as paths ("shapes[0].x0": ...). A frame without traces moves them (`move`), which
+        shapes, as paths ("shapes[0].x0": ...). A frame without traces moves them (`send`), which
         leaves the heatmaps as they are; a full redraw of the map took about 50 ms of the browser's
         time per lr or B move on a 2-core CPU."""
         x, y = float(np.log10(settings.lr)), float(np.log2(settings.B))
@@ -184,15 +184,15 @@ class StabilityChart:
             kind = style.pop("type")
             traces.append((go.Heatmap if kind == "heatmap" else go.Scatter)(**style, **fields))
         figure = widget(data=traces, layout={**self.layout(settings), "shapes": self.shapes(settings)})
-        moved_layout(figure).update(self.marker(settings))
+        framed(figure).update(self.marker(settings))
         return figure
 
     def update(self, figure: go.FigureWidget, stability, settings: Settings) -> None:
-        move(figure, self.marker(settings))
-        send(figure, self.data(stability, settings), range(len(figure.data)), self.layout_update(settings))
+        layout = {**self.layout_update(settings), **self.marker(settings)}
+        send(figure, self.data(stability, settings), range(len(figure.data)), layout)
 
     def update_marker(self, figure: go.FigureWidget, settings: Settings) -> None:
-        move(figure, self.marker(settings))
+        send(figure, [], [], self.marker(settings))
 
     def layout_update(self, settings: Settings) -> dict:
         return {"title.text": self.layout(settings)["title"]["text"]}
