@@ -47,9 +47,20 @@ class Dashboard:
         self.page.on("pageerror", lambda error: self.errors.append(str(error)))
         self.page.on("console", self._console)
         self.page.on("dialog", self._dialog)
+        self.frames_sent = []  # what the page sent over its websockets
+        self.page.on(
+            "websocket", lambda socket: socket.on("framesent", lambda frame: self.frames_sent.append(frame))
+        )
         self.page.goto(url, timeout=60_000)
         self.page.wait_for_function(
             "() => document.querySelectorAll('.js-plotly-plot').length >= 6", timeout=90_000, polling=200
+        )
+
+    def sent(self, text: str) -> int:
+        """How many of the frames the page sent over its websockets contain `text`."""
+        return sum(
+            text in (frame.decode("utf-8", "replace") if isinstance(frame, bytes) else frame)
+            for frame in self.frames_sent
         )
 
     def _dialog(self, dialog):
@@ -191,6 +202,9 @@ def test_keyboard_moves_lr_n_and_b(dashboard):
     # No chart lost its heatmaps (a frame drawn without a redraw drops their layer) or all its lines.
     after = dashboard.layers()
     assert [h for _, h in after] == [h for _, h in layers] and all(n > 0 for n, _ in after), (layers, after)
+    # The charts' front end (widgets.figures.FRONT_END) sends no trace or layout defaults back.
+    assert dashboard.sent('"_js2py_traceDeltas"') == dashboard.sent('"_js2py_layoutDelta"') == 0
+    assert dashboard.sent('"comm_msg"') >= 5  # the five moves went over the socket that is watched
 
     handle = dashboard.slider("N").locator(".noUi-handle")
     handle.focus()

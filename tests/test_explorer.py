@@ -1,7 +1,12 @@
 """The explorer without a browser: every control, preset, view change and playback step puts
 exactly what core computes into the figures, and bad values never break a chart."""
 
+import json
+import re
+import subprocess
+import sys
 import types
+from pathlib import Path
 
 import numpy as np
 import plotly.graph_objects as go
@@ -11,7 +16,7 @@ from traitlets import TraitError
 import core
 from tests.reference import batches_for
 from widgets import DEFAULTS, PRESETS, Explorer
-from widgets.figures import BUNDLE_PATH, bundle_url, figure_widget
+from widgets.figures import BUNDLE_PATH, FRONT_END, FRONT_END_PATH, bundle_url, figure_widget
 from widgets.model import LOSSES, MAP_BATCH_SIZES, MAP_LRS
 from widgets.settings import RANGES
 
@@ -342,15 +347,24 @@ def test_stability_map_click_sets_lr_and_b(explorer):
     assert explorer.settings.B == MAP_BATCH_SIZES[20]
 
 
+def _served(root):
+    """What tools/plotly_bundle.py writes, under `root`."""
+    (root / BUNDLE_PATH).parent.mkdir(parents=True)
+    (root / BUNDLE_PATH).write_text("export default {}")
+    (root / FRONT_END_PATH).write_text(FRONT_END)
+
+
 def test_figures_load_plotly_from_the_served_bundle(tmp_path):
-    (tmp_path / BUNDLE_PATH).parent.mkdir(parents=True)
-    (tmp_path / BUNDLE_PATH).write_text("export default {}")
+    _served(tmp_path)
     page = "http://127.0.0.1:8866/?lr=0.1"
-    assert bundle_url(page, "/", root=tmp_path) == f"http://127.0.0.1:8866/voila/files/{BUNDLE_PATH}"
+    assert bundle_url(page, "/", root=tmp_path) == f"http://127.0.0.1:8866/voila/files/{FRONT_END_PATH}"
     assert bundle_url("https://hub.example/u/x/?N=3", "/u/x/", root=tmp_path) == (
-        f"https://hub.example/u/x/voila/files/{BUNDLE_PATH}"
+        f"https://hub.example/u/x/voila/files/{FRONT_END_PATH}"
     )
     assert bundle_url(page, "/", root=tmp_path / "missing") is None  # make run did not copy it
+    (tmp_path / BUNDLE_PATH).unlink()
+    assert bundle_url(page, "/", root=tmp_path) is None  # the front end alone cannot load
+    (tmp_path / BUNDLE_PATH).write_text("export default {}")
     assert bundle_url("", "/", root=tmp_path) is None  # JupyterLab: no page URL
     assert bundle_url("javascript:alert(1)", "/", root=tmp_path) is None
     assert issubclass(figure_widget(None), go.FigureWidget)
@@ -360,11 +374,27 @@ def test_figures_load_plotly_from_the_served_bundle(tmp_path):
     assert len(go.FigureWidget()._esm) > 1_000_000  # what each chart used to carry
 
 
+def test_make_run_writes_the_front_end_and_voila_serves_exactly_it(tmp_path):
+    root = Path(__file__).resolve().parent.parent
+    subprocess.run([sys.executable, str(root / "tools/plotly_bundle.py")], cwd=tmp_path, check=True)
+    assert (tmp_path / FRONT_END_PATH).read_text() == FRONT_END
+    assert (tmp_path / BUNDLE_PATH).stat().st_size > 1_000_000  # Plotly's whole widget bundle
+    # The front end imports the bundle from next to itself, by the name it is written under.
+    (imported,) = re.findall(r'from "\./([^"]+)"', FRONT_END)
+    assert (tmp_path / FRONT_END_PATH).parent / imported == tmp_path / BUNDLE_PATH
+    allowed = json.loads((root / "voila.json").read_text())["VoilaConfiguration"]["file_allowlist"]
+    served = [
+        path
+        for path in (BUNDLE_PATH, FRONT_END_PATH, "app.ipynb", ".cache/jax/x")
+        if any(re.fullmatch(a, path) for a in allowed)
+    ]
+    assert served == [BUNDLE_PATH, FRONT_END_PATH]
+
+
 def test_behind_a_hub_the_bundle_is_fetched_under_the_browsers_prefix(tmp_path, monkeypatch):
     # Under Jupyter server's Voila extension (Binder, JupyterHub) VOILA_SERVER_URL stays "/" while
     # the browser sees /user/<name>/: the address must use VOILA_BASE_URL.
-    (tmp_path / BUNDLE_PATH).parent.mkdir(parents=True)
-    (tmp_path / BUNDLE_PATH).write_text("export default {}")
+    _served(tmp_path)
     monkeypatch.chdir(tmp_path)
     # A preheated kernel's VOILA_REQUEST_URL is the previous visitor's page; the request details
     # (SERVER_NAME, SERVER_PORT, SCRIPT_NAME, QUERY_STRING) are this visitor's.
@@ -377,7 +407,7 @@ def test_behind_a_hub_the_bundle_is_fetched_under_the_browsers_prefix(tmp_path, 
     monkeypatch.setenv("VOILA_SERVER_URL", "/")
     explorer = Explorer.from_environment()
     assert explorer.settings.lr == 0.1
-    assert explorer.figures["trajectory"]._esm == f"https://hub.example/user/ana/voila/files/{BUNDLE_PATH}"
+    assert explorer.figures["trajectory"]._esm == f"https://hub.example/user/ana/voila/files/{FRONT_END_PATH}"
     assert (
         explorer.share.value
         == "https://hub.example/user/ana/voila/render/app.ipynb?lr=0.1&N=100&B=16&loss=sum"

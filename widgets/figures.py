@@ -11,6 +11,7 @@ Plotly.animate frame, drawn without a redraw when only points moved on fixed axe
 from __future__ import annotations
 
 import functools
+import hashlib
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -378,20 +379,39 @@ def _same(old, new) -> bool:
 
 BUNDLE_PATH = f".cache/static/plotly-widget-{plotly.__version__}.js"
 """Where `make run` puts a copy of Plotly's widget bundle, relative to the notebook's folder; the
-dashboard serves it at <server>/voila/files/BUNDLE_PATH (voila.json allows that one file)."""
+dashboard serves it at <server>/voila/files/BUNDLE_PATH (voila.json allows it and FRONT_END_PATH)."""
+
+FRONT_END = f"""\
+// ScanLab's charts: Plotly's widget front end, less the state it sends back after each change.
+// After every change Plotly's view merges each trace's and the layout's full state with the
+// figure's, diffs them and sends the difference to the kernel (12 messages, 75 KB and about 30 ms
+// of the browser's main thread per slider move). widgets.figures.FigureWidget ignores them.
+import widget, {{ FigureView }} from "./{Path(BUNDLE_PATH).name}";
+
+FigureView.prototype._sendTraceDeltas = function () {{}};
+FigureView.prototype._sendLayoutDelta = function () {{}};
+
+export default widget;
+"""
+"""The module the served charts import (written by tools/plotly_bundle.py next to the bundle)."""
+
+FRONT_END_PATH = f".cache/static/scanlab-figure-{hashlib.sha256(FRONT_END.encode()).hexdigest()[:12]}.js"
+"""Where FRONT_END is served from; named by its content, so no browser keeps an older version."""
 
 
 def bundle_url(request_url: str, base_url: str = "/", root: Path = Path()) -> str | None:
-    """The address of the served widget bundle for a page at `request_url`, or None when the page is
-    not served by Voila or the copy is missing (then each figure carries the bundle itself).
+    """The address of the charts' served front end (FRONT_END) for a page at `request_url`, or None
+    when the page is not served by Voila or a file is missing (then each figure carries Plotly's
+    whole bundle itself).
 
     `base_url` is Voila's VOILA_BASE_URL, the prefix the browser sees: behind JupyterHub or Binder
     it is /user/<name>/, while VOILA_SERVER_URL stays "/" under the server extension."""
     parts = urlsplit(request_url)
-    if parts.scheme not in ("http", "https") or not parts.netloc or not (root / BUNDLE_PATH).is_file():
+    served = all((root / path).is_file() for path in (BUNDLE_PATH, FRONT_END_PATH))
+    if parts.scheme not in ("http", "https") or not parts.netloc or not served:
         return None
     server = "/" + base_url.strip("/") + "/" if base_url.strip("/") else "/"
-    return urlunsplit((parts.scheme, parts.netloc, f"{server}voila/files/{BUNDLE_PATH}", "", ""))
+    return urlunsplit((parts.scheme, parts.netloc, f"{server}voila/files/{FRONT_END_PATH}", "", ""))
 
 
 class FigureWidget(go.FigureWidget):
@@ -401,7 +421,8 @@ class FigureWidget(go.FigureWidget):
     the figure's and sends the difference back: on a slider move about 11 messages and 67 KB,
     which the kernel merged into defaults that nothing here reads (and for array values failed
     on: "The truth value of an array ... is ambiguous"). Changes made in the browser (zoom, legend
-    clicks) and clicks on points still arrive."""
+    clicks) and clicks on points still arrive. Served pages import FRONT_END, which does not
+    compute them at all."""
 
     def _handler_js2py_traceDeltas(self, change):  # replaces Plotly's observer of that trait
         pass
@@ -417,7 +438,8 @@ def figure_widget(url: str | None = None) -> type[go.FigureWidget]:
     A FigureWidget is an anywidget whose `_esm` trait holds Plotly's whole 5 MB widget bundle, so a
     page of five charts sent 25 MB over the kernel's websocket and evaluated plotly.js five times
     (measured: 9 s from the websocket opening to the first chart). anywidget imports an `_esm` that
-    is an http(s) address instead; the browser fetches it once, caches it, and shares the module.
+    is an http(s) address instead (`bundle_url`: FRONT_END, which imports the bundle); the browser
+    fetches it once, caches it, and shares the module.
     """
     if url is None:
         return FigureWidget
@@ -706,6 +728,8 @@ __all__ = [
     "BUNDLE_PATH",
     "CHARTS",
     "COLORS",
+    "FRONT_END",
+    "FRONT_END_PATH",
     "Chart",
     "base_layout",
     "bundle_url",
