@@ -184,8 +184,33 @@ def test_fixed_ranges_hold_every_drawn_value(explorer, changes):
 def test_ranges_stay_while_the_values_fill_them():
     assert kept_range([0.0, 10.0], [1.0, 9.0]) == [0.0, 10.0]
     assert kept_range([0.0, 10.0], [1.0, 4.0]) == [1.0, 4.0]  # would fill under KEEP_RANGE of it
-    assert kept_range([0.0, 10.0], [-1.0, 9.0]) == [-2.5, 10.5]  # a value would leave it: room to grow
+    # A value would leave it: room to grow on that side; the other side stays.
+    assert kept_range([0.0, 10.0], [-1.0, 9.0]) == [-2.5, 10.0]
+    assert kept_range([0.0, 10.0], [1.0, 12.0]) == [0.0, 13.65]
+    # ... unless the values would then fill too little of it: that side moves in to them.
+    assert kept_range([0.0, 10.0], [9.0, 12.0]) == [9.0, 12.45]
     assert kept_range(None, [1.0, 2.0]) == [1.0, 2.0]
+
+
+def test_a_keyboard_step_of_lr_back_and_forth_keeps_every_range(explorer, sent):
+    # A key on the lr slider moves it a tenth of its range (noUiSlider's keyboardDefaultStep), a
+    # factor of 3 in lr. Below the divergence limit every chart keeps its ranges, so each press is
+    # drawn as frames; before, the per-step factor's range shrank and grew back on every press,
+    # and the loss chart's at small lr, each time a full redraw (Plotly.update).
+    lr = explorer.inputs["lr"]
+    key = (lr.max - lr.min) / 10
+    for position in range(5):  # 1e-4 ... 0.0316 with this slider; the sum diverges past 0.05
+        one, other = 10 ** (lr.min + position * key), 10 ** (lr.min + (position + 1) * key)
+        assert other < min(explorer.model.compute(explorer.settings._replace(lr=other)).critical_lr.values())
+        for value in (one, other):  # the first visit may widen a range
+            lr.value = value
+        for states in sent.values():
+            states.clear()
+        for value in (one, other, one, other):
+            lr.value = value
+        for name, states in sent.items():
+            assert _messages(states, "update") == [], (position, name)
+            assert len(_messages(states, "animate")) == 4, (position, name)
 
 
 def test_axis_range_of_values_that_cannot_all_be_drawn():
@@ -197,6 +222,11 @@ def test_axis_range_of_values_that_cannot_all_be_drawn():
     assert axis_range([[100.0]], log=True) == [1.5, 2.5]
     assert axis_range([np.array([np.nan]), []]) is None
     assert axis_range([[3e38, -3e38]], pad=0.05) == pytest.approx([-3.3e38, 3.3e38])
+    # A floor under every value starts the range; one that is not is ignored, and so is it on log axes.
+    assert axis_range([[2.0, 10.0]], pad=0.05, floor=0.0) == [0.0, 10.5]
+    assert axis_range([[0.0]], floor=0.0) == [0.0, 1.0]
+    assert axis_range([[-2.0, 10.0]], pad=0.0, floor=0.0) == [-2.0, 10.0]
+    assert axis_range([[10.0, 1000.0]], log=True, pad=0.0, floor=0.0) == [1.0, 3.0]
 
 
 def test_the_browsers_defaults_are_not_merged_back():

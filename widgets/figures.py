@@ -119,10 +119,13 @@ RANGE_PAD = {"xaxis": 0.02, "yaxis": 0.05}
 """How much wider than the drawn values an axis is, each side, as a share of their span."""
 
 
-def axis_range(values: list, *, log: bool = False, pad: float = 0.05) -> list[float] | None:
+def axis_range(
+    values: list, *, log: bool = False, pad: float = 0.05, floor: float | None = None
+) -> list[float] | None:
     """[low, high] around the finite values in `values` (arrays and lists), padded by `pad` of their
     span each side; on a log axis, in log10 units around the positive ones. None when no value can
-    be drawn."""
+    be drawn. With a `floor` (linear axes) that no value is under, the range starts there: a
+    quantity that cannot be negative is drawn from 0."""
     parts = [np.asarray(v, dtype=np.float64).ravel() for v in values]
     a = np.concatenate(parts) if parts else np.empty(0)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -132,6 +135,8 @@ def axis_range(values: list, *, log: bool = False, pad: float = 0.05) -> list[fl
     if a.size == 0:
         return None
     low, high = float(a.min()), float(a.max())
+    if floor is not None and not log and floor <= low:
+        return [floor, high + pad * (high - floor)] if high > floor else [floor, floor + 1.0]
     span = high - low
     if not span > 0:  # one value: a decade, or a fifth of it either side
         span = 1.0 if log else (abs(high) * 0.4 or 2.0)
@@ -148,6 +153,7 @@ class Chart:
     name = ""
     styles: list[dict] = []
     own_ranges = False  # True: `layout` and `layout_update` give the axis ranges themselves
+    floors: dict[str, float] = {}  # {"yaxis": 0.0}: that axis starts at 0 (see axis_range)
 
     def layout(self, result: Result, view: str) -> dict:
         raise NotImplementedError
@@ -177,6 +183,7 @@ class Chart:
                 [trace[axis[0]] for trace in shown if axis[0] in trace],
                 log=layout.get(axis, {}).get("type") == "log",
                 pad=pad,
+                floor=self.floors.get(axis),
             )
             out[f"{axis}.range"] = kept_range(before, new) if new is not None else (before or [0.0, 1.0])
         return out
@@ -672,6 +679,10 @@ class SumVsMean(Chart):
 
 class Divergence(Chart):
     name = "divergence"
+    # |factor| >= 0, and 0 and 1 are its landmarks. From 0, the range also keeps through a keyboard
+    # step of lr (a factor of 3): around the values alone it shrank and grew back on every step,
+    # and each such change is a full redraw instead of a frame.
+    floors = {"yaxis": 0.0}
     styles = [
         {
             "mode": "markers",

@@ -64,14 +64,19 @@ side: values that grow a little with each move of a slider then stay inside for 
 
 def kept_range(previous, new: list[float]) -> list[float]:
     """`previous` while `new` fits in it and fills at least KEEP_RANGE of it; `new` when it fills
-    too little of it; `new` with HEADROOM when it does not fit."""
+    too little of it. When `new` does not fit, each side it leaves by moves out to it with
+    HEADROOM to spare, and the other side stays (or, if `new` would then fill too little, moves to
+    `new`'s): a step of a slider back and forth then keeps one range."""
     if previous is None or len(previous) != 2:
         return new
     low, high = previous
     if low <= new[0] and new[1] <= high:
         return [low, high] if new[1] - new[0] >= KEEP_RANGE * (high - low) else new
     spare = HEADROOM * (new[1] - new[0])
-    return [new[0] - spare, new[1] + spare]
+    wider = [new[0] - spare if new[0] < low else low, new[1] + spare if new[1] > high else high]
+    if new[1] - new[0] >= KEEP_RANGE * (wider[1] - wider[0]):
+        return wider
+    return [wider[0] if new[0] < low else new[0], wider[1] if new[1] > high else new[1]]
 
 
 def _framed_weights(history: core.History) -> np.ndarray:
