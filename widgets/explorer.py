@@ -18,6 +18,7 @@ import ipywidgets as ipw
 import plotly.graph_objects as go
 
 from core import stability, theory, training
+from serving.preheat import wait_for_request
 from widgets.code import code_view
 from widgets.controls import Choice, LogSlider, pin
 from widgets.export import CSV_HEADER, charts_html, download_link, file_stem, run_csv
@@ -182,15 +183,6 @@ def _page_url(environ) -> str:
     )
 
 
-def _wait_for_request() -> None:
-    """Block a preheated Voila kernel until a page claims it (returns at once anywhere else)."""
-    try:
-        from voila.utils import wait_for_request
-    except ImportError:  # JupyterLab without Voila: nothing to wait for
-        return
-    wait_for_request()
-
-
 class Explorer:
     """The explorer's state and widgets: `controls` is the sticky control panel, `figures` the
     FigureWidgets by chart name, `stability` the stability map panel, and `show(...)` lays charts
@@ -301,7 +293,7 @@ class Explorer:
         for chart in CHARTS.values():  # loads Plotly's validators and template, not a widget
             chart.build(result, DEFAULTS.loss, DEFAULTS.N, widget=go.Figure)
         STABILITY_CHART.build(model.stability(DEFAULTS), DEFAULTS, widget=go.Figure)  # compiles the map
-        _wait_for_request()
+        wait_for_request()
         query = os.environ.get("QUERY_STRING", "")
         settings, notices = from_query(query)
         presentation, more = presentation_from_query(query)

@@ -1,0 +1,146 @@
+"""The kernel's side of Voila's preheated kernels (serving/preheat.py), against Voila's own function,
+and what a dashboard kernel imports."""
+
+import asyncio
+import gc
+import json
+import os
+import subprocess
+import sys
+import threading
+import warnings
+from pathlib import Path
+
+import pytest
+import voila.utils
+import websockets
+
+from serving import preheat
+
+ROOT = Path(__file__).resolve().parent.parent
+VOILA_ENVIRONMENT = {
+    "VOILA_PREHEAT": "True",
+    "VOILA_APP_IP": "10.1.2.3",
+    "VOILA_APP_PORT": "9999",
+    "VOILA_SERVER_URL": "/user/ana/",
+    "VOILA_KERNEL_ID": "4f1c",
+}
+
+
+@pytest.mark.parametrize(
+    "environment",
+    [
+        VOILA_ENVIRONMENT,
+        {**VOILA_ENVIRONMENT, "VOILA_WS_PROTOCOL": "wss", "VOILA_WS_BASE_URL": "/ws/"},
+        {"VOILA_PREHEAT": "True", "VOILA_KERNEL_ID": "k"},  # Voila's defaults for the rest
+    ],
+)
+def test_the_query_address_is_voilas(monkeypatch, environment):
+    asked = []
+
+    async def request_info(url):
+        asked.append(url)
+
+    for name in (
+        "VOILA_WS_PROTOCOL",
+        "VOILA_WS_BASE_URL",
+        "VOILA_APP_IP",
+        "VOILA_APP_PORT",
+        "VOILA_SERVER_URL",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setattr(voila.utils, "_get_request_info", request_info)
+    voila.utils.wait_for_request()
+    assert asked == [preheat.query_url(os.environ)]
+    with warnings.catch_warnings():  # Voila's function leaves its event loop open
+        warnings.simplefilter("ignore", ResourceWarning)
+        gc.collect()
+
+
+def test_only_a_preheated_kernel_waits(monkeypatch):
+    asked = []
+
+    async def receive(url):
+        asked.append(url)
+
+    monkeypatch.setattr(preheat, "_receive", receive)
+    monkeypatch.delenv("VOILA_PREHEAT", raising=False)
+    preheat.wait_for_request()  # JupyterLab
+    monkeypatch.setenv("VOILA_PREHEAT", "False")
+    preheat.wait_for_request()  # Voila, a kernel started for its visitor
+    assert asked == []
+    monkeypatch.setenv("VOILA_PREHEAT", "True")
+    preheat.wait_for_request()
+    assert asked == [preheat.query_url(os.environ)]
+
+
+def test_a_preheated_kernel_takes_the_requests_details(monkeypatch):
+    details = {
+        "QUERY_STRING": "lr=0.3&N=40",
+        "SERVER_NAME": "hub.example",
+        "SCRIPT_NAME": "/voila/render/app.ipynb",
+    }
+    paths, ready, stop = [], threading.Event(), None
+
+    async def answer(socket):
+        paths.append(socket.request.path)
+        await socket.send(json.dumps(details))
+
+    async def serve():
+        nonlocal stop
+        stop = asyncio.get_running_loop().create_future()
+        async with websockets.serve(answer, "127.0.0.1", 0) as server:
+            monkeypatch.setenv("VOILA_APP_PORT", str(server.sockets[0].getsockname()[1]))
+            ready.set()
+            await stop
+
+    for name, value in {**VOILA_ENVIRONMENT, "VOILA_APP_IP": "127.0.0.1"}.items():
+        monkeypatch.setenv(name, value)  # the port is the server's, below
+    for name in details:
+        monkeypatch.delenv(name, raising=False)
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_until_complete, args=(serve(),))
+    thread.start()
+    try:
+        assert ready.wait(10)
+
+        async def in_a_running_loop():  # as in a kernel, whose event loop runs in this thread
+            preheat.wait_for_request()
+
+        asyncio.run(in_a_running_loop())
+    finally:
+        loop.call_soon_threadsafe(lambda: stop.set_result(None))
+        thread.join(10)
+        loop.close()
+    assert paths == ["/user/ana/voila/query/4f1c"]
+    assert {name: os.environ[name] for name in details} == details
+
+
+def test_nobody_there_warns_and_goes_on(monkeypatch):
+    for name, value in {**VOILA_ENVIRONMENT, "VOILA_APP_IP": "127.0.0.1", "VOILA_APP_PORT": "1"}.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("QUERY_STRING", raising=False)
+    with pytest.warns(UserWarning, match="Failed to connect"):
+        preheat.wait_for_request()
+    assert "QUERY_STRING" not in os.environ
+
+
+def test_a_dashboard_kernel_imports_neither_voila_nor_nbformat():
+    # Voila's server side and nbformat's schema checks cost 2.4 s of CPU and about 40 MB in every
+    # kernel (widgets/__init__.py, serving/preheat.py). A notebook kernel keeps Plotly's behaviour.
+    heavy = ("nbformat", "jsonschema", "voila", "jupyterlab_server")
+    probe = f"import sys, widgets.explorer; print(sorted(m for m in {heavy} if m in sys.modules))"
+    environment = {**os.environ, "JAX_PLATFORMS": "cpu", "PYTHONPATH": str(ROOT)}
+    environment.pop("VOILA_SERVER_URL", None)
+    run = lambda extra: subprocess.run(  # noqa: E731
+        [sys.executable, "-c", probe],
+        env={**environment, **extra},
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split("\n")[-2]
+    assert run({"VOILA_SERVER_URL": "/"}) == "[]"
+    assert run({}) == "['jsonschema', 'nbformat']"  # plotly imports nbformat for fig.show()
