@@ -18,7 +18,7 @@ import ipywidgets as ipw
 import plotly.graph_objects as go
 
 from core import stability, theory, training
-from serving.preheat import wait_for_request
+from serving.preheat import return_freed_memory, wait_for_request
 from widgets.code import code_view
 from widgets.controls import Choice, LogSlider, pin
 from widgets.export import CSV_HEADER, charts_html, download_link, file_stem, run_csv
@@ -293,6 +293,7 @@ class Explorer:
         for chart in CHARTS.values():  # loads Plotly's validators and template, not a widget
             chart.build(result, DEFAULTS.loss, DEFAULTS.N, widget=go.Figure)
         STABILITY_CHART.build(model.stability(DEFAULTS), DEFAULTS, widget=go.Figure)  # compiles the map
+        return_freed_memory()
         wait_for_request()
         query = os.environ.get("QUERY_STRING", "")
         settings, notices = from_query(query)
@@ -300,7 +301,7 @@ class Explorer:
         url = _page_url(os.environ)
         base = urlunsplit(urlsplit(url)._replace(query="", fragment="")) if url else ""
         bundle = bundle_url(url, os.environ.get("VOILA_BASE_URL", "/"))
-        return cls(
+        explorer = cls(
             settings,
             notices=notices + more,
             base_url=base,
@@ -308,6 +309,8 @@ class Explorer:
             bundle_url=bundle,
             presentation=presentation,
         )
+        return_freed_memory()
+        return explorer
 
     # Layout -----------------------------------------------------------------------------------
 
