@@ -19,7 +19,6 @@ import pytest
 import core
 from tests import served
 from tests.reference import batches_for
-from widgets.figures import BUNDLE_PATH, FRONT_END_PATH
 from widgets.model import MAP_BATCH_SIZES, MAP_LRS
 from widgets.settings import DEFAULTS, PRESETS, RANGES
 
@@ -175,15 +174,6 @@ def test_first_page_shows_the_default_run(dashboard):
     body = dashboard.page.inner_text("body")
     assert "converging monotonically" in body
     assert "Explorer.from_environment" not in dashboard.page.content()  # sources are stripped
-    # Plotly's widget bundle is preloaded by the page (tools/plotly_bundle.py) and imported by the
-    # charts' front end from the same address: fetched once.
-    preloaded, fetched = dashboard.page.evaluate(
-        """() => [document.querySelector('link[rel=modulepreload]').href,
-                  performance.getEntriesByType('resource').map(entry => entry.name)]"""
-    )
-    assert preloaded.endswith(f"/voila/files/{BUNDLE_PATH}")
-    assert fetched.count(preloaded) == 1 and sum(BUNDLE_PATH in name for name in fetched) == 1, fetched
-    assert sum(FRONT_END_PATH in name for name in fetched) == 1, fetched
     if SCREENSHOT:  # the whole page: Voila scrolls inside its own container, so grow the window instead
         dashboard.page.set_viewport_size({"width": 1280, "height": 3200})
         dashboard.page.wait_for_timeout(1500)

@@ -382,12 +382,6 @@ def test_make_run_writes_the_front_end_and_voila_serves_exactly_it(tmp_path):
     # The front end imports the bundle from next to itself, by the name it is written under.
     (imported,) = re.findall(r'from "\./([^"]+)"', FRONT_END)
     assert (tmp_path / FRONT_END_PATH).parent / imported == tmp_path / BUNDLE_PATH
-    # The page template preloads the same bundle (tests/test_dashboard.py: fetched once).
-    preload = (tmp_path / "serving/jupyter/voila/templates/scanlab/preload.html").read_text()
-    assert re.fullmatch(
-        r'<link rel="modulepreload" href="\{\{ resources.base_url \}\}voila/files/(.+)">\n', preload
-    )[1] == (BUNDLE_PATH)
-    assert "preload.html" in (root / "serving/jupyter/voila/templates/scanlab/index.html.j2").read_text()
     allowed = json.loads((root / "voila.json").read_text())["VoilaConfiguration"]["file_allowlist"]
     served = [
         path

@@ -2,10 +2,6 @@
 widgets.figures.FRONT_END, to FRONT_END_PATH next to it (under the current folder). The dashboard
 serves both once per browser instead of the bundle inside every chart's widget state.
 
-Also write PRELOAD, which the scanlab page template includes: a modulepreload of the bundle, so
-the browser fetches and compiles it while the page's other scripts load instead of when the
-charts' widget state arrives (0.2 to 0.3 s sooner to the first chart).
-
 `make run` runs this before serving; repo2docker runs it from `postBuild` (Binder, JupyterHub).
 voila.json's file_allowlist admits exactly these files.
 """
@@ -31,15 +27,8 @@ def place(target: pathlib.Path, content: bytes) -> None:
     os.replace(partial, target)
 
 
-PRELOAD = "serving/jupyter/voila/templates/scanlab/preload.html"
-
 place(
     pathlib.Path(BUNDLE_PATH),
     (pathlib.Path(plotly.__file__).parent / "package_data/widgetbundle.js").read_bytes(),
 )
 place(pathlib.Path(FRONT_END_PATH), FRONT_END.encode())
-# resources.base_url: the server's prefix as the browser sees it (a variable of Voila's templates).
-place(
-    pathlib.Path(PRELOAD),
-    f'<link rel="modulepreload" href="{{{{ resources.base_url }}}}voila/files/{BUNDLE_PATH}">\n'.encode(),
-)
