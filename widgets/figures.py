@@ -19,6 +19,7 @@ from urllib.parse import urlsplit, urlunsplit
 import numpy as np
 import plotly
 import plotly.graph_objects as go
+import plotly.io as pio
 from plotly.basedatatypes import Undefined
 
 from widgets.model import LOSSES, Result, kept_range
@@ -101,12 +102,28 @@ _DIVERGED_MARKER = {
 }
 
 
+TRACE_TYPES = ("scatter", "heatmap", "bar")
+"""The trace types of every chart here (the explorer's, the map's, the panels under the hood)."""
+
+
+@functools.cache
+def template() -> dict:
+    """Plotly's plotly_white template, with the trace defaults of TRACE_TYPES only.
+
+    Every figure carries its template in its layout, and plotly_white holds defaults for 24 trace
+    types: 6 KB of every chart's widget state, and about 5 ms of Python to validate per figure
+    (47 against 19 ms for six). The charts are drawn the same: a template's defaults for a trace
+    type apply only to traces of that type."""
+    full = pio.templates["plotly_white"].to_plotly_json()
+    return {"layout": full["layout"], "data": {kind: full["data"][kind] for kind in TRACE_TYPES}}
+
+
 def base_layout(title: str, x_title: str, y_title: str, y_type: str = "linear", **extra) -> dict:
     return {
         "title": {"text": title, "font": {"size": 15}},
         "xaxis": {"title": {"text": x_title}},
         "yaxis": {"title": {"text": y_title}, "type": y_type},
-        "template": "plotly_white",
+        "template": template(),
         "width": 600,
         "height": 380,
         "margin": {"l": 60, "r": 20, "t": 60, "b": 45},
