@@ -4,11 +4,14 @@ recompiles, bad values get a notice, and the live timing panel ends cleanly at i
 import time
 
 import numpy as np
+import plotly.graph_objects as go
+import plotly.io as pio
 import pytest
 from traitlets import TraitError
 
 import core
 from widgets import Explorer
+from widgets.figures import TRACE_TYPES
 from widgets.hood import (
     BATCH_SIZES,
     LR_DEMO,
@@ -254,3 +257,22 @@ def test_a_busy_server_runs_no_more_measurements_than_its_slots(hood, tmp_path):
     for handle in held:
         handle.close()
     panel.slot_folder = None
+
+
+def test_every_chart_has_its_trace_types_defaults_from_plotly_white(hood):
+    # widgets.figures.template keeps plotly_white's defaults for TRACE_TYPES only (a smaller widget
+    # state); a chart with any other type would lose its defaults.
+    explorer = Explorer(background=False)
+    figures = [*explorer.figures.values(), explorer.stability.figure]
+    for name in ("invariants", "loops", "optax"):
+        panel = hood.open(name)
+        figures += [value for value in vars(panel).values() if isinstance(value, go.FigureWidget)]
+    assert len(figures) == 6 + 6
+    white = pio.templates["plotly_white"]
+    for figure in figures:
+        kinds = {trace.type for trace in figure.data}
+        assert kinds <= set(TRACE_TYPES), kinds
+        template = figure.layout.template
+        assert template.layout == white.layout
+        for kind in kinds:
+            assert template.data[kind] == white.data[kind], kind
