@@ -25,7 +25,7 @@ run lab: export MALLOC_ARENA_MAX ?= 2
 # seconds are shut down, checked every CULL_INTERVAL seconds. Left empty, voila.json's values hold
 # (40 kernels, 600 s, 60 s). E.g. `make run MAX_KERNELS=20`.
 MAX_KERNELS ?=
-# Kernels started ahead of visitors (voila.json: 1). Each holds about 220 MB of its own while it waits;
+# Kernels started ahead of visitors (voila.json: 1). Each holds about 165 MB of its own while it waits;
 # raise it before a class, e.g. `make run POOL_SIZE=8`.
 POOL_SIZE ?=
 CULL_IDLE_TIMEOUT ?=
@@ -43,10 +43,14 @@ SERVING = --template=scanlab \
   $(if $(CULL_IDLE_TIMEOUT),--MappingKernelManager.cull_idle_timeout=$(CULL_IDLE_TIMEOUT)) \
   $(if $(CULL_INTERVAL),--MappingKernelManager.cull_interval=$(CULL_INTERVAL))
 run: export JUPYTER_PATH := $(CURDIR)/serving/jupyter$(if $(JUPYTER_PATH),:$(JUPYTER_PATH))
+# A preheated kernel asks the server for its visitor's request at VOILA_APP_IP (serving/preheat.py),
+# 127.0.0.1 unless set: a server bound to one other address would never answer, and every visitor
+# would get the default settings instead of their link's.
+run: export VOILA_APP_IP := $(if $(filter 0.0.0.0 :: localhost,$(HOST)),127.0.0.1,$(HOST))
 
 run: $(VENV)/.installed-run
-	@# Plotly's widget bundle, served once per browser instead of inside every chart's widget state
-	@# (widgets/figures.py: figure_widget); voila.json allows exactly this file.
+	@# Plotly's widget bundle and the charts' front end, served once per browser instead of inside
+	@# every chart's widget state (widgets/figures.py: figure_widget); voila.json allows exactly these.
 	@$(BIN)/python tools/plotly_bundle.py
 	$(BIN)/python -m voila app.ipynb --no-browser --port=$(PORT) --Voila.ip=$(HOST) $(SERVING)
 

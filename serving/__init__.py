@@ -7,8 +7,9 @@
 - `jupyter/voila/templates/scanlab`: the page template (Voila's `lab` plus a notice with a Reload
   button when the page's kernel stops) and the busy page (`503.html`).
 
-One module runs in the dashboard's kernel instead: `preheat.wait_for_request`, Voila's own without
-the cost of importing Voila's server side.
+Two modules run in the dashboard's kernel instead: `preheat.wait_for_request`, Voila's own without
+the cost of importing Voila's server side, and `heap.return_freed_memory`, which hands the heap
+that the kernel's start-up freed back to the system.
 
 The server imports this package from the repository root (`python -m voila`), and finds the template
 through JUPYTER_PATH; neither is in voila.json, which Voila's server extension (Binder, JupyterHub)

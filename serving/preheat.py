@@ -14,7 +14,6 @@ defaults; tests/test_lifecycle.py and tests/test_dashboard.py check it against t
 from __future__ import annotations
 
 import asyncio
-import ctypes
 import json
 import os
 import threading
@@ -25,6 +24,7 @@ def query_url(environ) -> str:
     """Where Voila answers a preheated kernel with its request's details."""
     protocol = environ.get("VOILA_WS_PROTOCOL", "ws")
     host = environ.get("VOILA_APP_IP", "127.0.0.1")
+    host = f"[{host}]" if ":" in host else host  # an IPv6 address
     port = environ.get("VOILA_APP_PORT", "8866")
     base = environ.get("VOILA_WS_BASE_URL", environ.get("VOILA_SERVER_URL", "/"))
     return f"{protocol}://{host}:{port}{base}voila/query/{environ.get('VOILA_KERNEL_ID')}"
@@ -34,9 +34,11 @@ async def _receive(url: str) -> str | None:
     import websockets  # only preheated kernels need it
 
     try:
-        async with websockets.connect(url, open_timeout=5) as socket:
+        # proxy=None: the server is this machine; websockets 15 would otherwise go through any
+        # HTTP(S)_PROXY or ALL_PROXY set in the environment.
+        async with websockets.connect(url, open_timeout=5, proxy=None) as socket:
             return await socket.recv()
-    except (TimeoutError, OSError) as error:
+    except (TimeoutError, OSError, websockets.exceptions.WebSocketException) as error:
         warnings.warn(f"Failed to connect to {url}: {error}", stacklevel=2)
         return None
 
@@ -54,14 +56,3 @@ def wait_for_request() -> None:
     thread.join()
     if received and received[0] is not None:
         os.environ.update(json.loads(received[0]))
-
-
-def return_freed_memory() -> None:
-    """Hand the heap that start-up freed back to the system. glibc keeps freed memory for reuse,
-    and a dashboard kernel frees about 20 MB while it compiles and draws its first data: without
-    this, every kernel's RSS keeps it for its whole life. Nothing happens where malloc_trim is
-    missing (not glibc)."""
-    try:
-        ctypes.CDLL(None).malloc_trim(0)
-    except (OSError, AttributeError):
-        pass

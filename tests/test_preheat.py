@@ -1,5 +1,5 @@
-"""The kernel's side of Voila's preheated kernels (serving/preheat.py), against Voila's own function,
-and what a dashboard kernel imports."""
+"""The kernel's side of Voila's preheated kernels (serving/preheat.py), against Voila's own function;
+what a dashboard kernel imports; and the heap it hands back (serving/heap.py)."""
 
 import asyncio
 import gc
@@ -98,8 +98,13 @@ def test_a_preheated_kernel_takes_the_requests_details(monkeypatch):
 
     for name, value in {**VOILA_ENVIRONMENT, "VOILA_APP_IP": "127.0.0.1"}.items():
         monkeypatch.setenv(name, value)  # the port is the server's, below
-    for name in details:
-        monkeypatch.delenv(name, raising=False)
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+        monkeypatch.setenv(name, "http://127.0.0.1:9")  # a proxy that is not there: not used
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    for name in details:  # recorded, so that what wait_for_request sets is undone afterwards
+        monkeypatch.setenv(name, "")
+        monkeypatch.delenv(name)
     loop = asyncio.new_event_loop()
     thread = threading.Thread(target=loop.run_until_complete, args=(serve(),))
     thread.start()
@@ -121,7 +126,8 @@ def test_a_preheated_kernel_takes_the_requests_details(monkeypatch):
 def test_nobody_there_warns_and_goes_on(monkeypatch):
     for name, value in {**VOILA_ENVIRONMENT, "VOILA_APP_IP": "127.0.0.1", "VOILA_APP_PORT": "1"}.items():
         monkeypatch.setenv(name, value)
-    monkeypatch.delenv("QUERY_STRING", raising=False)
+    monkeypatch.setenv("QUERY_STRING", "")
+    monkeypatch.delenv("QUERY_STRING")
     with pytest.warns(UserWarning, match="Failed to connect"):
         preheat.wait_for_request()
     assert "QUERY_STRING" not in os.environ
@@ -149,7 +155,7 @@ def test_a_dashboard_kernel_imports_neither_voila_nor_nbformat():
 def test_freed_memory_goes_back_to_the_system():
     probe = """
 import numpy as np
-from serving.preheat import return_freed_memory
+from serving.heap import return_freed_memory
 def own():
     status = open("/proc/self/status").read().splitlines()
     return next(int(line.split()[1]) // 1024 for line in status if line.startswith("RssAnon"))
@@ -168,3 +174,22 @@ print(before, own())
     )
     before, after = map(int, run.stdout.split())
     assert before - after > 100, (before, after)  # MB: about 190 freed but kept by glibc before
+
+
+@pytest.mark.parametrize(
+    ("host", "asked"),
+    [("127.0.0.1", "127.0.0.1"), ("0.0.0.0", "127.0.0.1"), ("10.1.2.3", "10.1.2.3"), ("::1", "[::1]")],
+)
+def test_make_run_tells_preheated_kernels_where_the_server_listens(tmp_path, host, asked):
+    # make run's voila command with a python that prints VOILA_APP_IP, as a kernel started by that
+    # server inherits it, and the address a preheated kernel then asks.
+    fake = tmp_path / "bin" / "python"
+    fake.parent.mkdir()
+    fake.write_text('#!/bin/sh\nprintf "%s\\n" "$VOILA_APP_IP"\n')
+    fake.chmod(0o755)
+    make = ["make", "-s", "-o", ".venv/.installed-run", "run", f"HOST={host}", "PORT=1", f"BIN={fake.parent}"]
+    run = subprocess.run(make, cwd=ROOT, capture_output=True, text=True, check=True)
+    exported = run.stdout.split()[-1]
+    assert preheat.query_url({"VOILA_APP_IP": exported, "VOILA_APP_PORT": "1", "VOILA_KERNEL_ID": "k"}) == (
+        f"ws://{asked}:1/voila/query/k"
+    )

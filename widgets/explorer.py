@@ -18,7 +18,8 @@ import ipywidgets as ipw
 import plotly.graph_objects as go
 
 from core import stability, theory, training
-from serving.preheat import return_freed_memory, wait_for_request
+from serving.heap import return_freed_memory
+from serving.preheat import wait_for_request
 from widgets.code import code_view
 from widgets.controls import Choice, LogSlider, pin
 from widgets.export import CSV_HEADER, charts_html, download_link, file_stem, run_csv
@@ -189,8 +190,9 @@ class Explorer:
     side by side ("stability" names the map). `hood` is the "under the hood" section (issue 5),
     whose panels are built when first opened.
 
-    `model` shares a warmed-up `Model`; `bundle_url` is where the page serves Plotly's widget bundle
-    (`widgets.figures.bundle_url`); `background=False` computes the map in the callback itself."""
+    `model` shares a warmed-up `Model`; `bundle_url` is where the page serves the charts' front end,
+    which imports Plotly's widget bundle (`widgets.figures.bundle_url`); `background=False`
+    computes the map in the callback itself."""
 
     def __init__(
         self,
