@@ -9,6 +9,7 @@ import types
 from pathlib import Path
 
 import numpy as np
+import plotly
 import plotly.graph_objects as go
 import pytest
 from traitlets import TraitError
@@ -376,7 +377,11 @@ def test_figures_load_plotly_from_the_served_bundle(tmp_path):
 
 def test_make_run_writes_the_front_end_and_voila_serves_exactly_it(tmp_path):
     root = Path(__file__).resolve().parent.parent
+    stale = tmp_path / Path(FRONT_END_PATH).with_name("scanlab-figure-0123456789ab.js")
+    stale.parent.mkdir(parents=True)
+    stale.write_text("// an earlier front end")
     subprocess.run([sys.executable, str(root / "tools/plotly_bundle.py")], cwd=tmp_path, check=True)
+    assert not stale.exists()
     assert (tmp_path / FRONT_END_PATH).read_text() == FRONT_END
     assert (tmp_path / BUNDLE_PATH).stat().st_size > 1_000_000  # Plotly's whole widget bundle
     # The front end imports the bundle from next to itself, by the name it is written under.
@@ -389,6 +394,18 @@ def test_make_run_writes_the_front_end_and_voila_serves_exactly_it(tmp_path):
         if any(re.fullmatch(a, path) for a in allowed)
     ]
     assert served == [BUNDLE_PATH, FRONT_END_PATH]
+
+
+def test_plotlys_bundle_still_has_what_the_front_end_replaces():
+    # FRONT_END replaces two methods of the bundle's FigureView; after an upgrade of Plotly without
+    # them it would still load, but the browser would diff and send every change again.
+    bundle = (Path(plotly.__file__).parent / "package_data/widgetbundle.js").read_text()
+    exports = re.findall(r"export\{([^}]*)\}", bundle)[-1]
+    view = dict(name.split(" as ")[::-1] for name in exports.split(","))["FigureView"]
+    body = bundle[bundle.index(f"{view}=class{{") :]
+    for method in ("_sendTraceDeltas", "_sendLayoutDelta"):
+        assert re.search(rf"[}};]{method}\(\w+\)\{{", body[: body.index("}},")]), method
+        assert method in FRONT_END
 
 
 def test_behind_a_hub_the_bundle_is_fetched_under_the_browsers_prefix(tmp_path, monkeypatch):

@@ -32,3 +32,7 @@ place(
     (pathlib.Path(plotly.__file__).parent / "package_data/widgetbundle.js").read_bytes(),
 )
 place(pathlib.Path(FRONT_END_PATH), FRONT_END.encode())
+# Front ends of earlier versions: no page served from now on imports them.
+for old in pathlib.Path(FRONT_END_PATH).parent.glob("scanlab-figure-*.js"):
+    if old.name != pathlib.Path(FRONT_END_PATH).name:
+        old.unlink(missing_ok=True)

@@ -10,6 +10,7 @@ Plotly.animate frame, drawn without a redraw when only points moved on fixed axe
 
 from __future__ import annotations
 
+import copy
 import functools
 import hashlib
 import re
@@ -106,7 +107,6 @@ TRACE_TYPES = ("scatter", "heatmap", "bar")
 """The trace types of every chart here (the explorer's, the map's, the panels under the hood)."""
 
 
-@functools.cache
 def template() -> dict:
     """Plotly's plotly_white template, with the trace defaults of TRACE_TYPES only.
 
@@ -114,6 +114,11 @@ def template() -> dict:
     types: 6 KB of every chart's widget state, and about 5 ms of Python to validate per figure
     (47 against 19 ms for six). The charts are drawn the same: a template's defaults for a trace
     type apply only to traces of that type."""
+    return copy.deepcopy(_template())
+
+
+@functools.cache
+def _template() -> dict:
     full = pio.templates["plotly_white"].to_plotly_json()
     return {"layout": full["layout"], "data": {kind: full["data"][kind] for kind in TRACE_TYPES}}
 
@@ -353,6 +358,8 @@ def _set_path(layout: dict, path: str, value) -> bool:
     "shapes[1].x0" (an existing item); whether that changed it. (Plotly's own `_set_in` takes
     0.1 to 0.3 ms a path: the map's eight box corners were a tenth of a callback.)"""
     *parents, key = path.split(".")
+    if _INDEXED.fullmatch(key):
+        raise ValueError(f"path must end in a property name, got {path!r}")
     node = layout
     for part in parents:
         indexed = _INDEXED.fullmatch(part)
@@ -416,12 +423,15 @@ FRONT_END = f"""\
 // After every change Plotly's view merges each trace's and the layout's full state with the
 // figure's, diffs them and sends the difference to the kernel (12 messages, 75 KB and about 30 ms
 // of the browser's main thread per slider move). widgets.figures.FigureWidget ignores them.
-import widget, {{ FigureView }} from "./{Path(BUNDLE_PATH).name}";
+// A bundle without these methods is used as it is.
+import * as plotly from "./{Path(BUNDLE_PATH).name}";
 
-FigureView.prototype._sendTraceDeltas = function () {{}};
-FigureView.prototype._sendLayoutDelta = function () {{}};
+const view = plotly.FigureView && plotly.FigureView.prototype;
+for (const name of ["_sendTraceDeltas", "_sendLayoutDelta"]) {{
+  if (view && typeof view[name] === "function") view[name] = function () {{}};
+}}
 
-export default widget;
+export default plotly.default;
 """
 """The module the served charts import (written by tools/plotly_bundle.py next to the bundle)."""
 
@@ -448,7 +458,7 @@ class FigureWidget(go.FigureWidget):
     """go.FigureWidget, less the defaults that the browser sends back after each change.
 
     After every change Plotly's front end compares each trace's and the layout's full state with
-    the figure's and sends the difference back: on a slider move about 11 messages and 67 KB,
+    the figure's and sends the difference back: on a slider move 12 messages and 75 KB,
     which the kernel merged into defaults that nothing here reads (and for array values failed
     on: "The truth value of an array ... is ambiguous"). Changes made in the browser (zoom, legend
     clicks) and clicks on points still arrive. Served pages import FRONT_END, which does not
