@@ -59,7 +59,8 @@ slider then moves the lines on steady axes, and the axes are not redrawn on ever
 
 HEADROOM = 0.15
 """When values leave an axis's range, the new range has this share of their span to spare on each
-side: values that grow a little with each move of a slider then stay inside for a while."""
+side they left by: values that grow a little with each move of a slider then stay inside for a
+while."""
 
 
 def kept_range(previous, new: list[float]) -> list[float]:
