@@ -10,7 +10,6 @@ Plotly.animate frame, drawn without a redraw when only points moved on fixed axe
 
 from __future__ import annotations
 
-import copy
 import functools
 import hashlib
 import re
@@ -107,18 +106,16 @@ TRACE_TYPES = ("scatter", "heatmap", "bar")
 """The trace types of every chart here (the explorer's, the map's, the panels under the hood)."""
 
 
+@functools.cache
 def template() -> dict:
-    """Plotly's plotly_white template, with the trace defaults of TRACE_TYPES only.
+    """Plotly's plotly_white template, with the trace defaults of TRACE_TYPES only. One dict,
+    shared by every layout here: Plotly copies it into each figure, and nothing modifies it (a
+    copy per call cost 0.6 ms, and `Chart.update` builds a layout on every move).
 
     Every figure carries its template in its layout, and plotly_white holds defaults for 24 trace
     types: 6 KB of every chart's widget state, and about 5 ms of Python to validate per figure
     (47 against 19 ms for six). The charts are drawn the same: a template's defaults for a trace
     type apply only to traces of that type."""
-    return copy.deepcopy(_template())
-
-
-@functools.cache
-def _template() -> dict:
     full = pio.templates["plotly_white"].to_plotly_json()
     return {"layout": full["layout"], "data": {kind: full["data"][kind] for kind in TRACE_TYPES}}
 
