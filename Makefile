@@ -25,9 +25,12 @@ run lab: export MALLOC_ARENA_MAX ?= 2
 # seconds are shut down, checked every CULL_INTERVAL seconds. Left empty, voila.json's values hold
 # (40 kernels, 600 s, 60 s). E.g. `make run MAX_KERNELS=20`.
 MAX_KERNELS ?=
-# Kernels started ahead of visitors (voila.json: 1). Each holds about 165 MB of its own while it waits;
-# raise it before a class, e.g. `make run POOL_SIZE=8`.
+# Kernels started ahead of visitors (voila.json: 1). Each holds about 165 MB of its own while it waits.
+# After a visitor takes one, the pool starts its replacement FILL_DELAY seconds later (Voila: 1). For a
+# class, fill the pool before it starts and keep the refills out of the rush, whose CPU they would
+# share: e.g. `make run POOL_SIZE=30 FILL_DELAY=300`.
 POOL_SIZE ?=
+FILL_DELAY ?=
 CULL_IDLE_TIMEOUT ?=
 CULL_INTERVAL ?=
 # The page template with its stopped-kernel notice and busy page, the kernel cap, and the `_xsrf`
@@ -40,6 +43,7 @@ SERVING = --template=scanlab \
   --Voila.identity_provider_class=serving.identity.XsrfCookieIdentityProvider \
   $(if $(MAX_KERNELS),--CappedKernelManager.max_kernels=$(MAX_KERNELS)) \
   $(if $(POOL_SIZE),--VoilaConfiguration.default_pool_size=$(POOL_SIZE)) \
+  $(if $(FILL_DELAY),--VoilaKernelManager.fill_delay=$(FILL_DELAY)) \
   $(if $(CULL_IDLE_TIMEOUT),--MappingKernelManager.cull_idle_timeout=$(CULL_IDLE_TIMEOUT)) \
   $(if $(CULL_INTERVAL),--MappingKernelManager.cull_interval=$(CULL_INTERVAL))
 run: export JUPYTER_PATH := $(CURDIR)/serving/jupyter$(if $(JUPYTER_PATH),:$(JUPYTER_PATH))

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import voila.utils
 import websockets
+from traitlets.utils.importstring import import_item
 
 from serving import preheat
 
@@ -176,6 +177,17 @@ print(before, own())
     assert before - after > 100, (before, after)  # MB: about 190 freed but kept by glibc before
 
 
+def _make_run(tmp_path, python: str, *variables: str) -> list[str]:
+    """The lines that `make run` with these variables prints when its python is the shell script
+    `python` (make run calls it twice: the bundle tool, then Voila)."""
+    fake = tmp_path / "bin" / "python"
+    fake.parent.mkdir()
+    fake.write_text(f"#!/bin/sh\n{python}\n")
+    fake.chmod(0o755)
+    make = ["make", "-s", "-o", ".venv/.installed-run", "run", "PORT=1", f"BIN={fake.parent}", *variables]
+    return subprocess.run(make, cwd=ROOT, capture_output=True, text=True, check=True).stdout.splitlines()
+
+
 @pytest.mark.parametrize(
     ("host", "asked"),
     [("127.0.0.1", "127.0.0.1"), ("0.0.0.0", "127.0.0.1"), ("10.1.2.3", "10.1.2.3"), ("::1", "[::1]")],
@@ -183,13 +195,35 @@ print(before, own())
 def test_make_run_tells_preheated_kernels_where_the_server_listens(tmp_path, host, asked):
     # make run's voila command with a python that prints VOILA_APP_IP, as a kernel started by that
     # server inherits it, and the address a preheated kernel then asks.
-    fake = tmp_path / "bin" / "python"
-    fake.parent.mkdir()
-    fake.write_text('#!/bin/sh\nprintf "%s\\n" "$VOILA_APP_IP"\n')
-    fake.chmod(0o755)
-    make = ["make", "-s", "-o", ".venv/.installed-run", "run", f"HOST={host}", "PORT=1", f"BIN={fake.parent}"]
-    run = subprocess.run(make, cwd=ROOT, capture_output=True, text=True, check=True)
-    exported = run.stdout.split()[-1]
+    exported = _make_run(tmp_path, 'printf "%s\\n" "$VOILA_APP_IP"', f"HOST={host}")[-1]
     assert preheat.query_url({"VOILA_APP_IP": exported, "VOILA_APP_PORT": "1", "VOILA_KERNEL_ID": "k"}) == (
         f"ws://{asked}:1/voila/query/k"
     )
+
+
+@pytest.mark.parametrize(
+    ("variables", "pool_size", "fill_delay"),
+    [((), 1, 1.0), (("POOL_SIZE=30", "FILL_DELAY=300"), 30, 300.0)],  # voila.json's pool, Voila's delay
+)
+def test_make_run_sets_the_pool_and_its_refill_delay(tmp_path, variables, pool_size, fill_delay):
+    # Voila's preheating kernel manager, built as Voila builds it from make run's command line and
+    # voila.json, on a folder without notebooks (so that it starts no kernel).
+    from traitlets.config import Configurable
+    from voila.app import Voila
+    from voila.voila_kernel_manager import voila_kernel_manager_factory
+
+    printed = _make_run(tmp_path, 'printf "%s\\n" "$@"', *variables)
+    app = Voila()
+    app.parse_command_line(printed[printed.index("app.ipynb") + 1 :])
+    app.load_config_file("voila", path=[str(ROOT)])  # voila.json, under the command line (as Voila does)
+
+    class Server(Configurable):
+        root_dir, notebook_path = str(tmp_path), None
+
+    configuration = app.config.VoilaConfiguration
+    manager_class = voila_kernel_manager_factory(
+        import_item(configuration.multi_kernel_manager_class), True, configuration.default_pool_size
+    )
+    manager = manager_class(parent=Server(config=app.config))
+    assert manager.kernel_pools_config["default"]["pool_size"] == pool_size
+    assert manager.fill_delay == fill_delay
