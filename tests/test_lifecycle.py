@@ -137,6 +137,7 @@ def test_a_visitor_over_the_cap_gets_the_busy_page_and_no_kernel(server, browser
     assert busy.title() == "ScanLab is busy"
     text = busy.inner_text("body")
     assert "The dashboard is busy" in text and "try again in a minute" in text
+    assert busy.get_attribute('meta[http-equiv="refresh"]', "content") == "60"  # and it does, by itself
     busy.get_by_role("link", name="Try again").click()  # the same address again, still busy
     busy.wait_for_load_state()
     assert busy.title() == "ScanLab is busy"
