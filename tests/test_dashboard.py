@@ -126,6 +126,51 @@ class Dashboard:
                 gd.querySelectorAll('.heatmaplayer .hm').length])"""
         )
 
+    def count_animations(self) -> None:
+        """From now on, count per line chart (every chart but the map) how many frames Plotly.animate
+        started (`plotly_animating`) and how many frames were drawn (`plotly_animated`)."""
+        self.page.evaluate(
+            """() => {
+                window.scanlabTest = [...document.querySelectorAll('.js-plotly-plot')]
+                    .filter(gd => !gd.layout.title.text.startsWith('Stability map'))
+                    .map(gd => {
+                        const count = {title: gd.layout.title.text.slice(0, 20), animating: 0, animated: 0};
+                        gd.on('plotly_animating', () => count.animating++);
+                        gd.on('plotly_animated', () => count.animated++);
+                        return count;
+                    });
+            }"""
+        )
+
+    def animations(self) -> list[dict]:
+        return self.page.evaluate("() => window.scanlabTest")
+
+    def redrawn_differently(self) -> list[str]:
+        """Each line chart drawn again from scratch by Plotly.newPlot, from its data and layout as they
+        are now, next to it: the SVG elements whose drawing differs (lines, points, axes' ticks)."""
+        return self.page.evaluate(
+            """async () => {
+                const drawing = (gd) => [...gd.querySelectorAll(
+                    '.scatterlayer .trace path, .xtick text, .ytick text')].map(node => ['class', 'd',
+                    'transform'].map(name => node.getAttribute(name)).join(' '));
+                const differ = [];
+                for (const gd of document.querySelectorAll('.js-plotly-plot')) {
+                    const title = gd.layout.title.text;
+                    if (title.startsWith('Stability map')) continue;
+                    const fresh = document.createElement('div');
+                    document.body.appendChild(fresh);
+                    await Plotly.newPlot(fresh, gd.data, gd.layout);
+                    const [now, redrawn] = [drawing(gd), drawing(fresh)];
+                    for (let i = 0; i < Math.max(now.length, redrawn.length); i++) {
+                        if (now[i] !== redrawn[i]) differ.push(`${title}: ${now[i]} | ${redrawn[i]}`);
+                    }
+                    Plotly.purge(fresh);
+                    fresh.remove();
+                }
+                return differ;
+            }"""
+        )
+
     def trajectory(self) -> np.ndarray:
         return np.asarray(self.trace_y("Trajectory"), dtype=np.float64)
 
@@ -186,6 +231,7 @@ def test_keyboard_moves_lr_n_and_b(dashboard):
     handle = dashboard.slider("lr").locator(".noUi-handle")
     handle.focus()
     messages = dashboard.sent('"comm_msg"')
+    dashboard.count_animations()
     for _ in range(5):
         handle.press("ArrowRight")
     changed = dashboard.wait_for_trajectory_change(before)
@@ -203,7 +249,12 @@ def test_keyboard_moves_lr_n_and_b(dashboard):
     # No chart lost its heatmaps (a frame drawn without a redraw drops their layer) or all its lines.
     after = dashboard.layers()
     assert [h for _, h in after] == [h for _, h in layers] and all(n > 0 for n, _ in after), (layers, after)
-    # The charts' front end (widgets.figures.FRONT_END) sends no trace or layout defaults back.
+    # The charts' front end (widgets.figures.FRONT_END) drew every frame of the line charts without
+    # Plotly.animate, and drew them as Plotly draws the same data and layout from scratch.
+    counts = dashboard.animations()
+    assert all(c["animating"] == 0 and c["animated"] >= 1 for c in counts) and len(counts) == 5, counts
+    assert dashboard.redrawn_differently() == []
+    # It sends no trace or layout defaults back.
     assert dashboard.sent('"_js2py_traceDeltas"') == dashboard.sent('"_js2py_layoutDelta"') == 0
     assert dashboard.sent('"comm_msg"') >= messages + 5  # the five moves went over the watched socket
 

@@ -397,14 +397,15 @@ def test_make_run_writes_the_front_end_and_voila_serves_exactly_it(tmp_path):
 
 
 def test_plotlys_bundle_still_has_what_the_front_end_replaces():
-    # FRONT_END replaces two methods of the bundle's FigureView; after an upgrade of Plotly without
-    # them it would still load, but the browser would diff and send every change again.
+    # FRONT_END replaces three methods of the bundle's FigureView; after an upgrade of Plotly without
+    # them it would still load, but the browser would diff and send every change again, and draw
+    # every frame through Plotly.animate.
     bundle = (Path(plotly.__file__).parent / "package_data/widgetbundle.js").read_text()
     exports = re.findall(r"export\{([^}]*)\}", bundle)[-1]
     view = dict(name.split(" as ")[::-1] for name in exports.split(","))["FigureView"]
     body = bundle[bundle.index(f"{view}=class{{") :]
-    for method in ("_sendTraceDeltas", "_sendLayoutDelta"):
-        assert re.search(rf"[}};]{method}\(\w+\)\{{", body[: body.index("}},")]), method
+    for method in ("_sendTraceDeltas", "_sendLayoutDelta", "do_animate"):
+        assert re.search(rf"[}};]{method}\(\w*\)\{{", body[: body.index("}},")]), method
         assert method in FRONT_END
 
 

@@ -415,22 +415,12 @@ BUNDLE_PATH = f".cache/static/plotly-widget-{plotly.__version__}.js"
 """Where `make run` puts a copy of Plotly's widget bundle, relative to the notebook's folder; the
 dashboard serves it at <server>/voila/files/BUNDLE_PATH (voila.json allows it and FRONT_END_PATH)."""
 
-FRONT_END = f"""\
-// ScanLab's charts: Plotly's widget front end, less the state it sends back after each change.
-// After every change Plotly's view merges each trace's and the layout's full state with the
-// figure's, diffs them and sends the difference to the kernel (12 messages, 75 KB and about 30 ms
-// of the browser's main thread per slider move). widgets.figures.FigureWidget ignores them.
-// A bundle without these methods is used as it is.
-import * as plotly from "./{Path(BUNDLE_PATH).name}";
-
-const view = plotly.FigureView && plotly.FigureView.prototype;
-for (const name of ["_sendTraceDeltas", "_sendLayoutDelta"]) {{
-  if (view && typeof view[name] === "function") view[name] = function () {{}};
-}}
-
-export default plotly.default;
-"""
-"""The module the served charts import (written by tools/plotly_bundle.py next to the bundle)."""
+FRONT_END = (
+    (Path(__file__).parent / "front_end.js").read_text().replace("PLOTLY_BUNDLE", Path(BUNDLE_PATH).name, 1)
+)
+"""The module the served charts import (widgets/front_end.js, written by tools/plotly_bundle.py next to
+the bundle): Plotly's widget front end, less the state it sends back after each change, and drawing a
+frame of moved points itself instead of through Plotly.animate."""
 
 FRONT_END_PATH = f".cache/static/scanlab-figure-{hashlib.sha256(FRONT_END.encode()).hexdigest()[:12]}.js"
 """Where FRONT_END is served from; named by its content, so no browser keeps an older version."""

@@ -1,0 +1,115 @@
+// ScanLab's charts: Plotly's widget front end, with three changes (widgets/figures.py: FRONT_END).
+// A bundle without the methods changed here is used as it is.
+import * as plotly from "./PLOTLY_BUNDLE";
+
+const view = plotly.FigureView && plotly.FigureView.prototype;
+
+// 1. No state sent back. After every change Plotly's view merges each trace's and the layout's full
+// state with the figure's, diffs them and sends the difference to the kernel (12 messages, 75 KB and
+// about 30 ms of the browser's main thread per slider move); widgets.figures.FigureWidget ignores them.
+for (const name of ["_sendTraceDeltas", "_sendLayoutDelta"]) {
+  if (view && typeof view[name] === "function") view[name] = function () {};
+}
+
+// 2. Points moved on steady axes are drawn without Plotly.animate. A slider move sends each chart a
+// frame with the new x and y of its scatter traces (widgets.figures.send), and Plotly.animate first
+// recomputes the defaults of every trace and of the layout and the attribute list of every trace:
+// 13 of the 31 ms that five charts took per move in Chromium on a 2-core machine. Here only the moved
+// traces are computed again (what Plotly's doCalcdata does for a scatter trace) and drawn by Plotly's
+// own cartesian plot, which is what Plotly.animate ends with. Anything else (another field, a range
+// that changes, a frame still queued, a trace that is not a scatter, the stability map's box) goes to
+// Plotly.animate. (Plotly.relayout of the box's corners alone replots the whole map: 47 ms a move.)
+const animate = view && view.do_animate;
+let pointsMove = true;
+if (typeof animate === "function") {
+  view.do_animate = function () {
+    keepTraceOrder(this.el);
+    const message = this.model.get("_py2js_animate");
+    let drawn = false;
+    try {
+      drawn = pointsMove && Boolean(message) && movePoints(this.el, message);
+    } catch (error) {
+      // Plotly's internals differ from those of 4.1: from now on Plotly.animate draws every frame,
+      // this one included (its points are in the figure's data already, and are computed again).
+      pointsMove = false;
+      console.warn("ScanLab: chart frames go to Plotly.animate from now on:", error);
+    }
+    if (!drawn) return animate.call(this);
+  };
+}
+
+// 3. Traces stay in their order. Plotly's scatter plot puts the moved traces above the others (d3's
+// order() on the moved ones alone): after the first move, a dashed line of w* lay under the run's
+// line. After each frame the chart's trace groups are put back in the figure's order.
+function keepTraceOrder(gd) {
+  if (gd.scanlabKeepsOrder || typeof gd.on !== "function") return;
+  gd.scanlabKeepsOrder = true;
+  gd.on("plotly_animated", () => {
+    for (const layer of gd.querySelectorAll(".scatterlayer")) {
+      const groups = [...layer.children];
+      const index = (group) => (group.__data__ && group.__data__[0] && group.__data__[0].trace.index) || 0;
+      const sorted = [...groups].sort((a, b) => index(a) - index(b));
+      if (sorted.some((group, i) => group !== groups[i])) layer.append(...sorted);
+    }
+  });
+}
+
+const sameRange = (drawn, sent) =>
+  Array.isArray(drawn) && drawn.length === 2 && sent && sent.length === 2 &&
+  drawn[0] === sent[0] && drawn[1] === sent[1];
+
+// Frames that Plotly.animate has queued and not drawn yet would be drawn after this one.
+function queueEmpty(gd) {
+  const queue = gd._transitionData;
+  return !gd._transitioning && !(queue && ((queue._frameQueue && queue._frameQueue.length) || queue._animationRaf));
+}
+
+function movable(gd, message) {
+  const full = gd._fullData, layout = gd._fullLayout;
+  const traces = message.style_traces, data = message.style_data;
+  if (!Array.isArray(full) || !layout || !Array.isArray(gd.calcdata) || !Array.isArray(gd.data)) return false;
+  if (!queueEmpty(gd)) return false;
+  if (!Array.isArray(traces) || !Array.isArray(data) || !traces.length || traces.length !== data.length) return false;
+  const modules = layout._basePlotModules;
+  if (!Array.isArray(modules) || modules.length !== 1 || modules[0].name !== "cartesian") return false;
+  for (const [path, value] of Object.entries(message.layout_data || {})) {
+    const axis = /^[xy]axis\.range$/.test(path) && layout[path.slice(0, 5)];
+    if (!axis || axis.autorange || !sameRange(axis.range, value)) return false;
+  }
+  return traces.every((index, j) => {
+    const trace = full[index];
+    return (
+      Number.isInteger(index) && trace && trace.type === "scatter" && trace._input === gd.data[index] &&
+      trace._module && typeof trace._module.calc === "function" &&
+      Object.keys(data[j]).every((key) => key === "x" || key === "y")
+    );
+  });
+}
+
+function movePoints(gd, message) {
+  if (!movable(gd, message)) return false;
+  const full = gd._fullData, traces = message.style_traces;
+  traces.forEach((index, j) => {
+    const fields = message.style_data[j], trace = full[index];
+    Object.assign(gd.data[index], fields);
+    if (trace.visible !== true) return; // a hidden trace's full data holds no points
+    Object.assign(trace, fields);
+    trace._length = Math.min(trace.x.length, trace.y.length);
+  });
+  for (const index of traces) {
+    const trace = full[index];
+    let calcdata = trace.visible === true && trace._length !== 0 ? trace._module.calc(gd, trace) : [];
+    if (!Array.isArray(calcdata) || !calcdata[0]) calcdata = [{ x: undefined, y: undefined }];
+    if (!calcdata[0].t) calcdata[0].t = {};
+    calcdata[0].trace = trace;
+    gd.calcdata[index] = calcdata;
+  }
+  // With transition options the cartesian module redraws these traces alone; without, it would
+  // replot the figure with these traces only.
+  gd._fullLayout._basePlotModules[0].plot(gd, traces, { duration: 0, easing: "linear", ordering: "layout first" });
+  // As Plotly.animate does: in the animation frame after the drawing, the one that paints it.
+  requestAnimationFrame(() => gd.emit("plotly_animated"));
+  return true;
+}
+
+export default plotly.default;
