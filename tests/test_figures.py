@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from widgets import DEFAULTS, Explorer
-from widgets.figures import CHARTS, FigureWidget, axis_range, framed, kept_range, send
+from widgets.figures import CHARTS, TICKS_D2_DECADES, FigureWidget, axis_range, framed, kept_range, send
 
 
 class Recorder:
@@ -239,3 +239,19 @@ def test_the_browsers_defaults_are_not_merged_back():
     figure._js2py_layoutDelta = {"layout_delta": {"width": 700}, "layout_edit_id": 0}
     assert (figure._data_defaults, figure._layout_defaults) == before
     assert list(figure.data[0].y) == [1.0, 2.0]
+
+
+def test_the_loss_charts_log_axis_labels_a_wide_range_in_whole_decades(explorer, sent):
+    # 1, 2 and 5 in each decade while the range spans a few; a diverging run spans about 40, where
+    # that was 124 labels drawn over each other: Plotly then spaces the labels itself.
+    layout = explorer.figures["loss"]._layout["yaxis"]
+    low, high = layout["range"]
+    assert layout["dtick"] == "D2" and high - low <= TICKS_D2_DECADES
+    explorer.apply(DEFAULTS._replace(lr=3.0, N=1000, B=512))  # diverges: losses up to about 1e38
+    low, high = layout["range"]
+    assert layout["dtick"] is None and high - low > 30
+    [update] = _messages(sent["loss"], "update")  # with the range that needs it, in one message
+    assert update["layout_data"]["yaxis.dtick"] is None and "yaxis.range" in update["layout_data"]
+    explorer.apply(DEFAULTS)
+    assert explorer.figures["loss"]._layout["yaxis"]["dtick"] == "D2"
+    assert _messages(sent["loss"], "update")[-1]["layout_data"]["yaxis.dtick"] == "D2"

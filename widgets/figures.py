@@ -212,6 +212,10 @@ class Chart:
         """The layout properties that change with the result: none but the axis ranges, by default."""
         return {}
 
+    def ticks(self, ranges: dict) -> dict:
+        """Layout paths that follow the axis ranges (`ranges`' result), None for Plotly's default."""
+        return {}
+
     def caption(self, result: Result, view: str) -> str:
         """Text shown above the chart, for numbers that change with the settings; "" for none.
 
@@ -225,9 +229,11 @@ class Chart:
         """The chart as a `widget` (a FigureWidget class, see `figure_widget`)."""
         data = self.data(result, view, step)
         layout = self.layout(result, view)
-        for path, value in self.ranges(data, layout).items():
+        ranges = self.ranges(data, layout)
+        for path, value in {**ranges, **self.ticks(ranges)}.items():
             axis, _, key = path.partition(".")
-            layout[axis][key] = value
+            if value is not None:
+                layout[axis][key] = value
         traces = [go.Scatter(**{**style, **fields}) for style, fields in zip(self.styles, data, strict=True)]
         figure = widget(data=traces, layout=layout)
         framed(figure).update({f"{axis}.range": layout[axis]["range"] for axis in RANGE_PAD})
@@ -237,7 +243,8 @@ class Chart:
         """Every trace, the changing layout and the axis ranges (see `send`)."""
         data = self.data(result, view, step)
         layout = self.layout_update(result, view)
-        layout.update(self.ranges(data, self.layout(result, view), framed(figure)))
+        ranges = self.ranges(data, self.layout(result, view), framed(figure))
+        layout.update({**ranges, **self.ticks(ranges)})
         send(figure, data, range(len(self.styles)), layout)
 
     def update_marker(self, figure: go.FigureWidget, result: Result, view: str, step: int) -> None:
@@ -361,8 +368,8 @@ def _set_path(layout: dict, path: str, value) -> bool:
     for part in parents:
         indexed = _INDEXED.fullmatch(part)
         node = node[indexed[1]][int(indexed[2])] if indexed else node.setdefault(part, {})
-    if key in node and _same(node[key], value):
-        return False
+    if (key in node and _same(node[key], value)) or (value is None and key not in node):
+        return False  # (None unsets: nothing to unset)
     node[key] = value
     return True
 
@@ -554,6 +561,10 @@ class Trajectory(Chart):
         return _point(step, _at(result.histories[_first_shown(view)].weights, step))
 
 
+TICKS_D2_DECADES = 3.0
+"""The most decades that the loss chart's log axis labels at 1, 2 and 5 in each (`LossPerStep.ticks`)."""
+
+
 class LossPerStep(Chart):
     name = "loss"
     styles = [
@@ -569,8 +580,14 @@ class LossPerStep(Chart):
         layout = base_layout(
             "Loss of each batch at the weight its step used", "step", "batch loss (log)", y_type="log"
         )
-        layout["yaxis"]["dtick"] = "D2"  # label 1, 2 and 5 in each decade, not every digit
         return layout
+
+    def ticks(self, ranges):
+        """Labels at 1, 2 and 5 in each decade, not at every digit as Plotly labels a range of one or two
+        decades; over more decades (a diverging run spans 40), Plotly's own spacing of whole decades:
+        1, 2 and 5 in each of 40 decades were 124 labels drawn over each other."""
+        low, high = ranges["yaxis.range"]  # log10 units
+        return {"yaxis.dtick": "D2" if high - low <= TICKS_D2_DECADES else None}
 
     def series(self, result, view):
         steps = np.arange(result.settings.N)
