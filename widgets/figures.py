@@ -580,6 +580,7 @@ class LossPerStep(Chart):
         layout = base_layout(
             "Loss of each batch at the weight its step used", "step", "batch loss (log)", y_type="log"
         )
+        layout["yaxis"]["exponentformat"] = "power"  # 10⁵, 10¹⁰, 10¹⁵ (Plotly's own: 100k, 10B, 10¹⁵)
         return layout
 
     def ticks(self, ranges):
