@@ -8,9 +8,14 @@ repo2docker (`environment.yml`, `start`) and Helm (`deploy/jupyterhub/config.yam
 import json
 import os
 import re
+import signal
+import socket
 import subprocess
 import sys
+import time
 import tomllib
+import urllib.error
+import urllib.request
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
@@ -109,7 +114,8 @@ def test_start_exports_what_make_run_exports(tmp_path):
     makefile = (ROOT / "Makefile").read_text()
     exported = dict(re.findall(r"^(?:[\w ]+:\s*)?export (\w+) \?= *(.*)$", makefile, flags=re.M))
     start = set(re.findall(r"^export (\w+)=", (ROOT / "start").read_text(), flags=re.M))
-    assert start == set(exported), "start and `make run` must set the same variables"
+    # And the Jupyter paths of the page template (make run puts it on its command line instead).
+    assert start == set(exported) | {"JUPYTER_PATH", "JUPYTER_CONFIG_PATH"}, "start sets what `make run` sets"
 
     env = _run_start(tmp_path)
     for name, value in exported.items():
@@ -121,6 +127,33 @@ def test_start_exports_what_make_run_exports(tmp_path):
     preset = {"JAX_PLATFORMS": "cuda,cpu", "MALLOC_ARENA_MAX": "4"}
     env = _run_start(tmp_path, **preset)
     assert {name: env[name] for name in preset} == preset
+
+
+def test_voilas_server_extension_serves_the_page_with_the_stopped_kernel_notice(tmp_path):
+    # Binder and the hub: a Jupyter server started through `start`, as repo2docker starts it, serves
+    # the dashboard with the scanlab template, whose page says when its kernel stops.
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path)}
+    server = subprocess.Popen(
+        [str(ROOT / "start"), sys.executable, "-m", "jupyter_server", "--no-browser", f"--port={port}",
+         "--ServerApp.ip=127.0.0.1", "--IdentityProvider.token=", "--ServerApp.password=", "--allow-root"],
+        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+    try:
+        deadline, page = time.monotonic() + 120, None
+        while page is None and time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/{DASHBOARD}", timeout=100) as response:
+                    page = response.read().decode()
+            except (urllib.error.URLError, ConnectionError):
+                time.sleep(0.5)
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)  # the server, and the page's kernel with it
+        server.wait(timeout=30)
+    assert page is not None, "the server extension did not serve the dashboard within 120 s"
+    assert "The dashboard's kernel stopped" in page and "ScanLab: the training loop" in page
 
 
 # Zero to JupyterHub -------------------------------------------------------------------------------
