@@ -157,10 +157,14 @@ class Dashboard:
                 for (const gd of document.querySelectorAll('.js-plotly-plot')) {
                     const title = gd.layout.title.text;
                     if (title.startsWith('Stability map')) continue;
+                    // What is drawn and what it is drawn from, at one moment: a frame may arrive
+                    // while the copy is drawn.
+                    const now = drawing(gd);
+                    const [data, layout] = [structuredClone(gd.data), structuredClone(gd.layout)];
                     const fresh = document.createElement('div');
                     document.body.appendChild(fresh);
-                    await Plotly.newPlot(fresh, gd.data, gd.layout);
-                    const [now, redrawn] = [drawing(gd), drawing(fresh)];
+                    await Plotly.newPlot(fresh, data, layout);
+                    const redrawn = drawing(fresh);
                     for (let i = 0; i < Math.max(now.length, redrawn.length); i++) {
                         if (now[i] !== redrawn[i]) differ.push(`${title}: ${now[i]} | ${redrawn[i]}`);
                     }
