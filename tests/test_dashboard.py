@@ -487,3 +487,20 @@ def test_export_csv_downloads_the_run(dashboard):
     np.testing.assert_allclose(
         [float(r.split(",")[2]) for r in rows[1 : DEFAULTS.N + 2]], expected, rtol=1e-6
     )
+
+
+def test_playback_keeps_every_line_drawn(dashboard):
+    # The page opens at step N, where the loss and per-step factor charts have no current point (their
+    # step markers are empty, and Plotly hides a trace without points). Reset and Step bring the
+    # markers back and a step to N empties them again: each chart is drawn as Plotly draws it anew.
+    dashboard.page.get_by_title("back to step 0").click()
+    dashboard.page.get_by_title("one step of the scan").click()
+    dashboard.page.wait_for_timeout(1000)
+    assert dashboard.redrawn_differently() == []
+    assert all(lines > 0 for lines, _ in dashboard.layers())
+    step = dashboard.slider("step").locator(".noUi-handle")
+    step.focus()
+    step.press("End")
+    dashboard.page.wait_for_timeout(1000)
+    assert dashboard.redrawn_differently() == []
+    assert all(lines > 0 for lines, _ in dashboard.layers())

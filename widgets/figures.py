@@ -285,7 +285,10 @@ def send(figure: go.FigureWidget, traces: list[dict], indexes, layout: dict | No
 
     Anything else goes as one Plotly.update, which redraws the whole figure at once: a change of
     axis range (Plotly.animate draws the points against the old axes first, and a point 1e21
-    pixels away is an SVG error), a trace shown or hidden, a heatmap (whose layer Plotly drops from
+    pixels away is an SVG error), a trace shown or hidden, a trace whose points appear or all go
+    (Plotly hides a trace without points; a frame whose moved traces were all hidden so dropped
+    the chart's every line when playback reached step N, and a frame that showed the loss chart's
+    step marker again left its lines drawn 13% too tall), a heatmap (whose layer Plotly drops from
     a frame with traces drawn without a redraw). An update is drawn at once, so frames still
     waiting would then draw older points or shapes: a frame with every trace's points (where the
     figure can take them) and every `framed` path follows it. Layout paths stay dotted: the
@@ -297,10 +300,12 @@ def send(figure: go.FigureWidget, traces: list[dict], indexes, layout: dict | No
     N = 1000) and `plotly_update` checked every key path, together most of a callback's time.
     """
     changed: dict[int, dict] = {}
+    emptied = False  # a trace's points appeared, or all went
     for index, fields in zip(indexes, traces, strict=True):
         state = figure._data[index]
         for key, value in fields.items():
             if not _same(state.get(key), value):
+                emptied |= key in ANIMATED_FIELDS and (_size(value) == 0) != (_size(state.get(key)) == 0)
                 state[key] = value
                 changed.setdefault(index, {})[key] = value
     own = framed(figure)
@@ -321,7 +326,7 @@ def send(figure: go.FigureWidget, traces: list[dict], indexes, layout: dict | No
         if rest:
             _post(figure, "relayout", {"relayout_data": rest})
         return
-    if not axes_moved and (not changed or _animatable(figure, changed)):
+    if not axes_moved and not emptied and (not changed or _animatable(figure, changed)):
         _frame(figure, changed)
         if rest:
             _post(figure, "relayout", {"relayout_data": rest})
@@ -404,6 +409,10 @@ def _animatable(figure, changed: dict[int, dict]) -> bool:
         )
         and all(fields.keys() <= ANIMATED_FIELDS for fields in changed.values())
     )
+
+
+def _size(values) -> int:
+    return 0 if values is None else len(values)
 
 
 def _same(old, new) -> bool:
@@ -585,8 +594,9 @@ class LossPerStep(Chart):
 
     def ticks(self, ranges):
         """Labels at 1, 2 and 5 in each decade, not at every digit as Plotly labels a range of one or two
-        decades; over more decades (a diverging run spans 40), Plotly's own spacing of whole decades:
-        1, 2 and 5 in each of 40 decades were 124 labels drawn over each other."""
+        decades; over more decades (a diverging run spans 40), Plotly's own spacing, which thins the
+        labels out to whole decades as the range grows: 1, 2 and 5 in each of 40 decades were 124
+        labels drawn over each other."""
         low, high = ranges["yaxis.range"]  # log10 units
         return {"yaxis.dtick": "D2" if high - low <= TICKS_D2_DECADES else None}
 
