@@ -16,21 +16,15 @@ import argparse
 import json
 import os
 import signal
-import socket
 import subprocess
 import time
 import urllib.request
 from pathlib import Path
 
+from benchmarks.protocol import CHROMIUM_ARGS, free_port
+
 ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 QUERY = "?N=1000&B=512&lr=0.001"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _rollup(pid: int) -> dict:
@@ -60,7 +54,7 @@ def main(argv=None):
     parser.add_argument("--pages", type=int, default=3, help="dashboard pages to open (default 3)")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
-    port = _free_port()
+    port = free_port()
     server = subprocess.Popen(
         ["make", "--no-print-directory", "run", f"PORT={port}"],
         cwd=ROOT,

@@ -5,11 +5,11 @@ repo2docker (`environment.yml`, `start`) and Helm (`deploy/jupyterhub/config.yam
 `tests/test_project.py` already checks that environment.yml pins exactly requirements.lock.
 """
 
+import contextlib
 import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -18,9 +18,12 @@ import urllib.request
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
+import psutil
 import pytest
 import yaml
 from packaging.specifiers import SpecifierSet
+
+from benchmarks.protocol import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 HUB = ROOT / "deploy" / "jupyterhub"
@@ -131,9 +134,7 @@ def test_start_exports_what_make_run_exports(tmp_path):
 def test_voilas_server_extension_serves_the_page_with_the_stopped_kernel_notice(tmp_path):
     # Binder and the hub: a Jupyter server started through `start`, as repo2docker starts it, serves
     # the dashboard with the scanlab template, whose page says when its kernel stops.
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path)}
     server = subprocess.Popen(
         [str(ROOT / "start"), sys.executable, "-m", "jupyter_server", "--no-browser", f"--port={port}",
@@ -149,12 +150,18 @@ def test_voilas_server_extension_serves_the_page_with_the_stopped_kernel_notice(
             except OSError:  # not listening yet (URLError), or a slow first render (TimeoutError)
                 time.sleep(0.5)
     finally:
-        os.killpg(server.pid, signal.SIGTERM)  # the server, which shuts its kernels down as it stops
+        # The server shuts its kernels down as it stops; a kernel runs in a session of its own, so
+        # one that outlives a stuck server is killed by pid.
+        kernels = psutil.Process(server.pid).children(recursive=True)
+        os.killpg(server.pid, signal.SIGTERM)
         try:
             server.wait(timeout=30)
         except subprocess.TimeoutExpired:
             os.killpg(server.pid, signal.SIGKILL)
             server.wait()
+        for process in kernels:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                process.kill()
     assert page is not None, "the server extension did not serve the dashboard within 120 s"
     assert "The dashboard's kernel stopped" in page and "ScanLab: the training loop" in page
 
