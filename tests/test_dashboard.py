@@ -102,19 +102,15 @@ class Dashboard:
         )
 
     def stability_map(self) -> dict:
-        """The map as drawn: each panel's outcome heatmap (calcdata) and its current-setting box (the
-        shape as Plotly holds it)."""
+        """The map as drawn: each panel's outcome heatmap and its current-setting box (calcdata)."""
         return self.page.evaluate(
             """() => {
                 const gd = [...document.querySelectorAll('.js-plotly-plot')]
                     .find(g => g.layout && g.layout.title && g.layout.title.text.startsWith('Stability map'));
                 const nan = (v) => (typeof v === 'number' ? v : NaN);
                 const z = (i) => Array.from(gd.calcdata[i][0].z, (row) => Array.from(row, nan));
-                const box = (i) => {
-                    const s = gd._fullLayout.shapes[i];
-                    return [[s.x0, s.x1], [s.y0, s.y1]];
-                };
-                return {z: [z(0), z(3)], box: [box(0), box(1)]};
+                const box = (i) => [gd.calcdata[i].map(p => p.x), gd.calcdata[i].map(p => p.y)];
+                return {z: [z(0), z(4)], box: [box(3), box(7)]};
             }"""
         )
 
@@ -127,12 +123,11 @@ class Dashboard:
         )
 
     def count_animations(self) -> None:
-        """From now on, count per line chart (every chart but the map) how many frames Plotly.animate
-        started (`plotly_animating`) and how many frames were drawn (`plotly_animated`)."""
+        """From now on, count per chart how many frames Plotly.animate started (`plotly_animating`)
+        and how many frames were drawn (`plotly_animated`)."""
         self.page.evaluate(
             """() => {
                 window.scanlabTest = [...document.querySelectorAll('.js-plotly-plot')]
-                    .filter(gd => !gd.layout.title.text.startsWith('Stability map'))
                     .map(gd => {
                         const count = {title: gd.layout.title.text.slice(0, 20), animating: 0, animated: 0};
                         gd.on('plotly_animating', () => count.animating++);
@@ -146,17 +141,17 @@ class Dashboard:
         return self.page.evaluate("() => window.scanlabTest")
 
     def redrawn_differently(self) -> list[str]:
-        """Each line chart drawn again from scratch by Plotly.newPlot, from its data and layout as they
-        are now, next to it: the SVG elements whose drawing differs (lines, points, axes' ticks)."""
+        """Each chart drawn again from scratch by Plotly.newPlot, from its data and layout as they are
+        now, next to it: the SVG elements whose drawing differs (lines, points, heatmaps, axes'
+        ticks)."""
         return self.page.evaluate(
             """async () => {
                 const drawing = (gd) => [...gd.querySelectorAll(
-                    '.scatterlayer .trace path, .xtick text, .ytick text')].map(node => ['class', 'd',
-                    'transform'].map(name => node.getAttribute(name)).join(' '));
+                    '.scatterlayer .trace path, .heatmaplayer image, .xtick text, .ytick text')].map(node =>
+                    ['class', 'd', 'transform', 'href'].map(name => node.getAttribute(name)).join(' '));
                 const differ = [];
                 for (const gd of document.querySelectorAll('.js-plotly-plot')) {
                     const title = gd.layout.title.text;
-                    if (title.startsWith('Stability map')) continue;
                     // What is drawn and what it is drawn from, at one moment: a frame may arrive
                     // while the copy is drawn.
                     const now = drawing(gd);
@@ -253,10 +248,10 @@ def test_keyboard_moves_lr_n_and_b(dashboard):
     # No chart lost its heatmaps (a frame drawn without a redraw drops their layer) or all its lines.
     after = dashboard.layers()
     assert [h for _, h in after] == [h for _, h in layers] and all(n > 0 for n, _ in after), (layers, after)
-    # The charts' front end (widgets.figures.FRONT_END) drew every frame of the line charts without
-    # Plotly.animate, and drew them as Plotly draws the same data and layout from scratch.
+    # The charts' front end (widgets.figures.FRONT_END) drew every frame without Plotly.animate (the
+    # map's: its box), and drew them as Plotly draws the same data and layout from scratch.
     counts = dashboard.animations()
-    assert all(c["animating"] == 0 and c["animated"] >= 1 for c in counts) and len(counts) == 5, counts
+    assert all(c["animating"] == 0 and c["animated"] >= 1 for c in counts) and len(counts) == 6, counts
     assert dashboard.redrawn_differently() == []
     # It sends no trace or layout defaults back.
     assert dashboard.sent('"_js2py_traceDeltas"') == dashboard.sent('"_js2py_layoutDelta"') == 0

@@ -251,8 +251,8 @@ def test_no_control_change_recompiles(explorer, count_compiles):
 
 def _map_traces(explorer):
     """{loss: (outcome, diverged, boundary, the current setting's box)} of the stability figure."""
-    data, shapes = explorer.stability.figure.data, explorer.stability.figure.layout.shapes
-    return {loss: (*data[3 * i : 3 * i + 3], shapes[i]) for i, loss in enumerate(LOSSES)}
+    data = explorer.stability.figure.data
+    return {loss: tuple(data[4 * i : 4 * i + 4]) for i, loss in enumerate(LOSSES)}
 
 
 def _expected_map(settings):
@@ -272,9 +272,13 @@ def _assert_map_shows(explorer, settings):
             ~np.isnan(np.asarray(diverged.z, dtype=np.float64)), expected.diverged[loss]
         )
         np.testing.assert_allclose(10 ** np.asarray(boundary.x), expected.critical_lr[loss], rtol=1e-9)
-        np.testing.assert_allclose(10 ** ((marker.x0 + marker.x1) / 2), settings.lr, rtol=1e-12)
-        np.testing.assert_allclose(2 ** ((marker.y0 + marker.y1) / 2), settings.B, rtol=1e-12)
-        assert (marker.xref, marker.yref) == (outcome.xaxis, outcome.yaxis)
+        # The box: a closed line around the current setting's cell, on the outcome's axes.
+        x, y = np.asarray(marker.x), np.asarray(marker.y)
+        assert (x[0], y[0]) == (x[-1], y[-1]) and len(set(x)) == 3 and len(set(y)) == 2
+        np.testing.assert_allclose(10 ** ((x.min() + x.max()) / 2), settings.lr, rtol=1e-12)
+        np.testing.assert_allclose(2 ** ((y.min() + y.max()) / 2), settings.B, rtol=1e-12)
+        np.testing.assert_allclose(x.max() - x.min(), np.log10(MAP_LRS[1] / MAP_LRS[0]), rtol=1e-9)  # a cell
+        assert (marker.xaxis, marker.yaxis) == (outcome.xaxis, outcome.yaxis)
 
 
 def test_stability_map_shows_what_core_computes(explorer):

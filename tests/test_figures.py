@@ -9,6 +9,7 @@ import pytest
 
 from widgets import DEFAULTS, Explorer
 from widgets.figures import CHARTS, TICKS_D2_DECADES, FigureWidget, axis_range, framed, kept_range, send
+from widgets.stability import BOXES
 
 
 class Recorder:
@@ -69,13 +70,15 @@ def test_an_lr_move_is_one_frame_per_figure_without_a_redraw(explorer, sent):
         # Every frame carries both ranges: Plotly cancels an axis change that a later frame overtakes.
         assert frame["layout_data"] == framed(explorer.figures[name]), name
         assert set(frame["layout_data"]) == {"xaxis.range", "yaxis.range"}, name
-    # The map's heatmaps are not sent again, only the current setting's box, a shape moved by a frame
-    # without traces (one with traces but without a redraw would drop the heatmaps' layer).
+    # The map's heatmaps are not sent again, only the points of the current setting's box on each
+    # panel: a frame of two scatter traces, which the front end draws without the heatmaps' layer.
     (frame,) = _messages(sent["stability"], "animate")
-    assert frame["style_traces"] == [] and frame["style_data"] == []
-    corners = {f"shapes[{i}].{key}" for i in range(2) for key in ("x0", "x1", "y0", "y1")}
-    assert set(frame["layout_data"]) == corners
-    assert frame["layout_data"]["shapes[1].x0"] == explorer.stability.figure.layout.shapes[1].x0
+    assert frame["style_traces"] == BOXES and frame["layout_data"] == {}
+    assert frame["animation_opts"]["frame"]["redraw"] is False
+    figure = explorer.stability.figure
+    for index, fields in zip(BOXES, frame["style_data"], strict=True):
+        assert fields == {"x": list(figure.data[index].x)}  # B and so y stayed
+        assert np.isclose((fields["x"][1] + fields["x"][3]) / 2, np.log10(0.0102))
     # The numbers that change with lr are in the captions, not in a title Plotly would redraw for.
     assert "lr = 0.0102" in explorer.captions["sum_vs_mean"].value
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import re
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -264,9 +263,9 @@ before it (a frame holds only what changed, so none may be dropped)."""
 
 def framed(figure) -> dict:
     """The layout paths this module sets on `figure` and sends with every frame, and their values:
-    the axis ranges ("xaxis.range") of a chart, the corners of the map's box ("shapes[0].x0").
-    Its own record, not the figure's layout, into which the browser writes back every range it
-    draws (a zoom, or a range it drew after the kernel had moved on), or a visitor writes anything."""
+    the axis ranges ("xaxis.range") of a chart. Its own record, not the figure's layout, into which
+    the browser writes back every range it draws (a zoom, or a range it drew after the kernel had
+    moved on), or a visitor writes anything."""
     return figure.__dict__.setdefault("_scanlab_framed", {})
 
 
@@ -275,23 +274,21 @@ def send(figure: go.FigureWidget, traces: list[dict], indexes, layout: dict | No
     send what changed to the browser, nothing when nothing did.
 
     A frame of Plotly.animate without a redraw carries the changes when they are the points of
-    scatter traces in a figure of scatter traces on one pair of axes whose ranges this module
-    sets, or `framed` paths that are not axis ranges (the map's box: a frame without traces draws
-    the shapes and leaves a heatmap as it is). Plotly moves those points and shapes and leaves the
-    rest of the figure (axes, legend, other traces) as it is, about 5 ms per chart in Chromium on
-    a 2-core machine against 10 to 40 ms for a whole figure. Frames are drawn in the order they
-    were sent, one per animation frame, each with every `framed` path. Other layout changes (a
-    title) follow as a Plotly.relayout.
+    scatter traces on axes whose ranges are set (by this module, `framed`, or fixed in the layout,
+    as the map's). The front end (FRONT_END) moves those points and leaves the rest of the figure
+    (axes, legend, other traces, the map's heatmaps) as it is, about 1 to 5 ms per chart in
+    Chromium on a 2-core machine against 10 to 50 ms for a whole figure. Frames are drawn in the
+    order they were sent, each with every `framed` path. Other layout changes (a title) follow as
+    a Plotly.relayout.
 
     Anything else goes as one Plotly.update, which redraws the whole figure at once: a change of
     axis range (Plotly.animate draws the points against the old axes first, and a point 1e21
     pixels away is an SVG error), a trace shown or hidden, a trace whose points appear or all go
     (Plotly hides a trace without points; a frame whose moved traces were all hidden so dropped
     the chart's every line when playback reached step N, and a frame that showed the loss chart's
-    step marker again left its lines drawn 13% too tall), a heatmap (whose layer Plotly drops from
-    a frame with traces drawn without a redraw). An update is drawn at once, so frames still
-    waiting would then draw older points or shapes: a frame with every trace's points (where the
-    figure can take them) and every `framed` path follows it. Layout paths stay dotted: the
+    step marker again left its lines drawn 13% too tall), a heatmap. An update is drawn at once,
+    so frames still waiting would then draw older points: a frame with the points of every trace
+    that a frame can move, and every `framed` path, follows it. Layout paths stay dotted: the
     widget's own copy of the layout (what a new view of the figure draws) takes {"xaxis": {...}}
     as a whole new axis.
 
@@ -311,11 +308,8 @@ def send(figure: go.FigureWidget, traces: list[dict], indexes, layout: dict | No
     own = framed(figure)
     relayout = {}
     for path, value in (layout or {}).items():
-        if path in own:  # compared with what was sent, and set in the layout even if equal
-            if _is_range(path):
-                figure._layout.setdefault(path.partition(".")[0], {}).update(range=value, autorange=False)
-            else:
-                _set_path(figure._layout, path, value)
+        if path in own:  # an axis range: compared with what was sent, set in the layout even if equal
+            figure._layout.setdefault(path.partition(".")[0], {}).update(range=value, autorange=False)
             if not _same(own[path], value):
                 own[path] = relayout[path] = value
         elif _set_path(figure._layout, path, value):
@@ -336,10 +330,9 @@ def send(figure: go.FigureWidget, traces: list[dict], indexes, layout: dict | No
         for key, value in fields.items():
             restyle.setdefault(key, [Undefined] * len(changed))[position] = value
     _post(figure, "update", {"style_data": restyle, "layout_data": relayout, "style_traces": list(changed)})
-    # Frames sent before it and not drawn yet would draw older points, or an older box.
-    points = {}
-    if _animatable(figure, {}):
-        points = {i: {"x": t["x"], "y": t["y"]} for i, t in enumerate(figure._data) if "x" in t and "y" in t}
+    # Frames sent before it and not drawn yet would draw older points.
+    points = {i: {"x": t["x"], "y": t["y"]} for i, t in enumerate(figure._data) if "x" in t and "y" in t}
+    points = {i: fields for i, fields in points.items() if _animatable(figure, {i: fields})}
     if points or own:
         _frame(figure, points)
 
@@ -359,20 +352,13 @@ def _is_range(path: str) -> bool:
     return rest == "range" and axis.rstrip("0123456789") in ("xaxis", "yaxis")
 
 
-_INDEXED = re.compile(r"(\w+)\[(\d+)\]")
-
-
 def _set_path(layout: dict, path: str, value) -> bool:
-    """layout["a"]["b"] = value for the dotted path "a.b", layout["shapes"][1]["x0"] for
-    "shapes[1].x0" (an existing item); whether that changed it. (Plotly's own `_set_in` takes
-    0.1 to 0.3 ms a path: the map's eight box corners were a tenth of a callback.)"""
+    """layout["a"]["b"] = value for the dotted path "a.b"; whether that changed it. (Plotly's own
+    `_set_in` takes 0.1 to 0.3 ms a path.)"""
     *parents, key = path.split(".")
-    if _INDEXED.fullmatch(key):
-        raise ValueError(f"path must end in a property name, got {path!r}")
     node = layout
     for part in parents:
-        indexed = _INDEXED.fullmatch(part)
-        node = node[indexed[1]][int(indexed[2])] if indexed else node.setdefault(part, {})
+        node = node.setdefault(part, {})
     if (key in node and _same(node[key], value)) or (value is None and key not in node):
         return False  # (None unsets: nothing to unset)
     node[key] = value
@@ -396,19 +382,17 @@ def _post(figure, kind: str, message: dict) -> None:
 
 
 def _animatable(figure, changed: dict[int, dict]) -> bool:
-    """Whether a frame without a redraw draws these changes (see `send`)."""
-    axes = [key for key in figure._layout if key.rstrip("0123456789") in ("xaxis", "yaxis")]
-    return (
-        sorted(axes) == ["xaxis", "yaxis"]
-        and all(f"{axis}.range" in framed(figure) for axis in axes)
-        and all(
-            trace.get("type", "scatter") == "scatter"
-            and trace.get("xaxis", "x") == "x"
-            and trace.get("yaxis", "y") == "y"
-            for trace in figure._data
-        )
-        and all(fields.keys() <= ANIMATED_FIELDS for fields in changed.values())
-    )
+    """Whether a frame without a redraw draws these changes (see `send`): the points of scatter
+    traces whose axes have a range that the frame keeps (set, and no autorange)."""
+    for index, fields in changed.items():
+        trace = figure._data[index]
+        if trace.get("type", "scatter") != "scatter" or not fields.keys() <= ANIMATED_FIELDS:
+            return False
+        for name in ("xaxis", "yaxis"):
+            axis = figure._layout.get(name + trace.get(name, name[0])[1:], {})
+            if axis.get("range") is None or axis.get("autorange", False) is not False:
+                return False
+    return True
 
 
 def _size(values) -> int:

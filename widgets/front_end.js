@@ -17,9 +17,12 @@ for (const name of ["_sendTraceDeltas", "_sendLayoutDelta"]) {
 // 13 of the 31 ms that five charts took per move in Chromium on a 2-core machine (measured on their
 // own, outside the dashboard). Here only the moved
 // traces are computed again (what Plotly's doCalcdata does for a scatter trace) and drawn by Plotly's
-// own cartesian plot, which is what Plotly.animate ends with. Anything else (another field, a range
-// that changes, a frame still queued, a trace that is not a scatter, the stability map's box) goes to
-// Plotly.animate. (Plotly.relayout of the box's corners alone replots the whole map: 47 ms a move.)
+// own cartesian plot, which is what Plotly.animate ends with. In a figure with heatmaps too (the
+// stability map, whose current-setting box is a scatter trace), the scatter module draws the moved
+// traces itself: the cartesian plot given only those would drop the heatmaps' layer, and
+// Plotly.animate recomputed the whole map's defaults (7 ms a move). Anything else (another field, a
+// range that changes, a frame still queued, a moved trace that is not a scatter) goes to
+// Plotly.animate.
 const animate = view && view.do_animate;
 let pointsMove = true;
 if (typeof animate === "function") {
@@ -80,6 +83,7 @@ function movable(gd, message) {
   if (!Array.isArray(traces) || !Array.isArray(data) || !traces.length || traces.length !== data.length) return false;
   const modules = layout._basePlotModules;
   if (!Array.isArray(modules) || modules.length !== 1 || modules[0].name !== "cartesian") return false;
+  const mixed = !full.every((trace) => trace.type === "scatter");
   for (const [path, value] of Object.entries(message.layout_data || {})) {
     const axis = /^[xy]axis\.range$/.test(path) && layout[path.slice(0, 5)];
     if (!axis || axis.autorange || !sameRange(axis.range, value)) return false;
@@ -95,11 +99,20 @@ function movable(gd, message) {
     const points = Math.min(size(fields.x || input.x), size(fields.y || input.y));
     return (
       Number.isInteger(index) && trace.type === "scatter" && trace._input === input &&
+      (!mixed || scatterLayer(gd, trace) !== null) &&
       trace._module && typeof trace._module.calc === "function" &&
       Object.keys(fields).every((key) => key === "x" || key === "y") &&
       (hidden || (trace.visible === true ? points > 0 : points === 0))
     );
   });
+}
+
+// The d3 selection of the scatter layer that draws `trace` (a subplot's `g.scatterlayer`), or null.
+function scatterLayer(gd, trace) {
+  const plots = gd._fullLayout._plots, plotinfo = plots && plots[trace.xaxis + trace.yaxis];
+  const layer = plotinfo && plotinfo.plot && typeof plotinfo.plot.select === "function" &&
+    plotinfo.plot.select("g.scatterlayer");
+  return layer && layer.node() ? layer : null;
 }
 
 function movePoints(gd, message) {
@@ -125,7 +138,22 @@ function movePoints(gd, message) {
   // chart's every line.
   const drawn = traces.filter((index) => full[index].visible === true);
   const transition = { duration: 0, easing: "linear", ordering: "layout first" };
-  if (drawn.length) gd._fullLayout._basePlotModules[0].plot(gd, drawn, transition);
+  if (full.every((trace) => trace.type === "scatter")) {
+    if (drawn.length) gd._fullLayout._basePlotModules[0].plot(gd, drawn, transition);
+  } else {
+    // What the cartesian plot does for the scatter layer of each subplot, without touching the
+    // other layers. (Scatter's plot with transition options leaves the traces it is not given.)
+    const subplots = new Map();
+    for (const index of drawn) {
+      const trace = full[index], subplot = trace.xaxis + trace.yaxis;
+      if (!subplots.has(subplot)) subplots.set(subplot, []);
+      subplots.get(subplot).push(gd.calcdata[index]);
+    }
+    for (const [subplot, calcdata] of subplots) {
+      const trace = calcdata[0][0].trace;
+      trace._module.plot(gd, gd._fullLayout._plots[subplot], calcdata, scatterLayer(gd, trace), transition);
+    }
+  }
   if (typeof gd._fullLayout._rehover === "function") gd._fullLayout._rehover(); // an open hover label
   // As Plotly.animate does: in the animation frame after the drawing, the one that paints it.
   requestAnimationFrame(() => typeof gd.emit === "function" && gd.emit("plotly_animated"));

@@ -19,7 +19,7 @@ import ipywidgets as ipw
 import numpy as np
 import plotly.graph_objects as go
 
-from widgets.figures import COLORS, base_layout, framed, send
+from widgets.figures import COLORS, base_layout, send
 from widgets.model import LOSSES, MAP_BATCH_SIZES, MAP_LRS, Model
 from widgets.settings import Settings
 
@@ -30,7 +30,8 @@ _Y = np.log2(MAP_BATCH_SIZES.astype(np.float64))
 _ERROR_RANGE = (-6.0, 3.0)  # log10 |w_N - w*| from converged (float32 rounding) to nearly diverged
 _DOMAINS = {"sum": (0.0, 0.44), "mean": (0.56, 1.0)}
 _SUFFIX = {"sum": "", "mean": "2"}  # Plotly's axis names: x, y for the left panel, x2, y2 the right
-TRACES_PER_LOSS = 3  # outcome, diverged cells, critical boundary
+TRACES_PER_LOSS = 4  # outcome, diverged cells, critical boundary, the current setting's box
+BOXES = [TRACES_PER_LOSS * i + TRACES_PER_LOSS - 1 for i in range(len(LOSSES))]  # the box's traces
 SETTLE_S = 0.08  # a recompute waits this long for a newer request (a drag) before it starts
 
 
@@ -63,8 +64,8 @@ def _axes(loss: str) -> dict:
 
 
 class StabilityChart:
-    """One FigureWidget, two panels (sum, mean), TRACES_PER_LOSS traces each; the current setting is a
-    box on each panel, a layout shape (`marker`)."""
+    """One FigureWidget, two panels (sum, mean), TRACES_PER_LOSS traces each; the last is the current
+    setting, a box around its cell (`marker`)."""
 
     def layout(self, settings: Settings) -> dict:
         title = (
@@ -129,20 +130,29 @@ class StabilityChart:
                     "hovertemplate": "critical lr %{customdata:.4g}<extra>" + loss + "</extra>",
                     **axes,
                 },
+                {
+                    "type": "scatter",
+                    "mode": "lines",
+                    "line": {"color": "#ff00ff", "width": 3},
+                    "name": "current setting",
+                    "showlegend": False,
+                    "hoverinfo": "skip",  # hovers and clicks reach the cell under it
+                    **axes,
+                },
             ]
         return styles
 
     @staticmethod
     def series(stability) -> list[dict]:
-        """Fields of the traces that change with the map (the marker's are `marker`)."""
-        fields = []
+        """Fields of the traces that change with the map, by loss (the box's are `marker`'s)."""
+        fields = {}
         for loss in LOSSES:
             diverged = stability.diverged[loss]
             critical = stability.critical_lr[loss]
             shown = np.isfinite(critical) & (critical > 0)
             with np.errstate(divide="ignore"):
                 boundary_x = np.where(shown, np.log10(np.where(shown, critical, 1.0)), np.nan)
-            fields += [
+            fields[loss] = [
                 {"z": np.clip(stability.log10_error[loss], *_ERROR_RANGE)},
                 {"z": np.where(diverged, 1.0, np.nan)},
                 {"x": boundary_x, "y": _Y, "customdata": critical},
@@ -151,48 +161,33 @@ class StabilityChart:
 
     @staticmethod
     def marker(settings: Settings) -> dict:
-        """The current setting as a box around its cell on both panels: the corners of the layout's
-        shapes, as paths ("shapes[0].x0": ...). A frame without traces moves them (`send`), which
-        leaves the heatmaps as they are; a full redraw of the map took about 50 ms of the browser's
-        time per lr or B move on a 2-core CPU."""
+        """The current setting's box around its cell, the same on both panels: the points of a closed
+        line (a scatter trace, so that a move of lr or B is a frame of two traces' points that leaves
+        the heatmaps as they are; a full redraw of the map took about 50 ms of the browser's time
+        per move on a 2-core CPU). It starts and ends halfway along the bottom edge, where the
+        line's two ends meet without a gap at a corner."""
         x, y = float(np.log10(settings.lr)), float(np.log2(settings.B))
         half_x, half_y = (_X[1] - _X[0]) / 2, 0.25
-        corners = {"x0": x - half_x, "x1": x + half_x, "y0": y - half_y, "y1": y + half_y}
-        return {f"shapes[{i}].{key}": value for i in range(len(LOSSES)) for key, value in corners.items()}
-
-    @staticmethod
-    def shapes(settings: Settings) -> list[dict]:
-        """The layout's shapes: a box on each panel, at `marker`'s corners."""
-        box = {"type": "rect", "line": {"color": "#ff00ff", "width": 3}, "layer": "above"}
-        corners = StabilityChart.marker(settings)
-        return [
-            {
-                **box,
-                "xref": f"x{_SUFFIX[loss]}",
-                "yref": f"y{_SUFFIX[loss]}",
-                **{key: corners[f"shapes[{i}].{key}"] for key in ("x0", "x1", "y0", "y1")},
-            }
-            for i, loss in enumerate(LOSSES)
-        ]
+        left, right, bottom, top = x - half_x, x + half_x, y - half_y, y + half_y
+        return {"x": [x, right, right, left, left, x], "y": [bottom, bottom, top, top, bottom, bottom]}
 
     def data(self, stability, settings: Settings) -> list[dict]:
-        return self.series(stability)
+        box = self.marker(settings)
+        return [fields for loss in LOSSES for fields in [*self.series(stability)[loss], box]]
 
     def build(self, stability, settings: Settings, widget=go.FigureWidget) -> go.FigureWidget:
         traces = []
         for style, fields in zip(self.styles(), self.data(stability, settings), strict=True):
             kind = style.pop("type")
             traces.append((go.Heatmap if kind == "heatmap" else go.Scatter)(**style, **fields))
-        figure = widget(data=traces, layout={**self.layout(settings), "shapes": self.shapes(settings)})
-        framed(figure).update(self.marker(settings))
-        return figure
+        return widget(data=traces, layout=self.layout(settings))
 
     def update(self, figure: go.FigureWidget, stability, settings: Settings) -> None:
-        layout = {**self.layout_update(settings), **self.marker(settings)}
-        send(figure, self.data(stability, settings), range(len(figure.data)), layout)
+        send(figure, self.data(stability, settings), range(len(figure.data)), self.layout_update(settings))
 
     def update_marker(self, figure: go.FigureWidget, settings: Settings) -> None:
-        send(figure, [], [], self.marker(settings))
+        box = self.marker(settings)
+        send(figure, [box] * len(LOSSES), BOXES)
 
     def layout_update(self, settings: Settings) -> dict:
         return {"title.text": self.layout(settings)["title"]["text"]}
