@@ -8,7 +8,16 @@ import numpy as np
 import pytest
 
 from widgets import DEFAULTS, Explorer
-from widgets.figures import CHARTS, TICKS_D2_DECADES, FigureWidget, axis_range, framed, kept_range, send
+from widgets.figures import (
+    CHARTS,
+    MARKERS_UP_TO,
+    TICKS_D2_DECADES,
+    FigureWidget,
+    axis_range,
+    framed,
+    kept_range,
+    send,
+)
 from widgets.stability import BOXES
 
 
@@ -270,3 +279,15 @@ def test_the_loss_charts_log_axis_labels_a_wide_range_in_whole_decades(explorer,
     explorer.apply(DEFAULTS)
     assert explorer.figures["loss"]._layout["yaxis"]["dtick"] == "D2"
     assert _messages(sent["loss"], "update")[-1]["layout_data"]["yaxis.dtick"] == "D2"
+
+
+def test_a_marker_on_each_step_only_where_the_markers_stand_apart(explorer):
+    # Each step's point gets a marker up to MARKERS_UP_TO steps; beyond, the markers run into a
+    # beaded line (and Plotly restyles every one of them on every move).
+    lines = {"trajectory": [0], "loss": [0], "landscape": [1], "sum_vs_mean": [0, 1]}
+    for n, mode in ((MARKERS_UP_TO, "lines+markers"), (MARKERS_UP_TO + 1, "lines")):
+        explorer.apply(DEFAULTS._replace(N=n, loss="sum"))
+        for name, indexes in lines.items():
+            for index in indexes:
+                assert explorer.figures[name]._data[index]["mode"] == mode, (name, index, n)
+    explorer.apply(DEFAULTS)

@@ -70,7 +70,7 @@ def _diverged_point(history, drawn: np.ndarray):
     return (index, float(drawn[index])) if np.isfinite(drawn[index]) else None
 
 
-MARKERS_UP_TO = 200  # steps; beyond, a line's points are drawn without a marker each
+MARKERS_UP_TO = 50  # steps; beyond, a line's points are drawn without a marker each
 
 
 def _mode(n: int) -> str:
