@@ -291,3 +291,24 @@ def test_a_marker_on_each_step_only_where_the_markers_stand_apart(explorer):
             for index in indexes:
                 assert explorer.figures[name]._data[index]["mode"] == mode, (name, index, n)
     explorer.apply(DEFAULTS)
+
+
+def _longest_list(value) -> int:
+    if isinstance(value, dict):
+        return max((_longest_list(v) for v in value.values()), default=0)
+    if isinstance(value, (list, tuple)):
+        return max([len(value), *(_longest_list(v) for v in value)])
+    return 0
+
+
+def test_points_travel_as_binary_buffers(explorer, sent):
+    # A diverging run at N = 1000: each B move changes the ranges, so every trace's points go again
+    # (an update, then a frame). Plotly sends an int64 or object array as a JSON list, which
+    # ipywidgets then walks element by element (1.1 ms of a B move): steps are int32.
+    explorer.apply(DEFAULTS._replace(N=1000, B=512, lr=3e-3, w0=5.0))
+    for states in sent.values():
+        states.clear()
+    explorer.inputs["B"].value = 500
+    assert all(sent.values())
+    longest = {name: max(_longest_list(state) for state in states) for name, states in sent.items()}
+    assert max(longest.values()) <= 64, longest  # a step marker, a box, tick values: not N points

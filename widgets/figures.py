@@ -537,7 +537,7 @@ class Trajectory(Chart):
 
     def series(self, result, view):
         s = result.settings
-        steps = np.arange(s.N + 1)
+        steps = np.arange(s.N + 1, dtype=np.int32)  # int64 would travel as a list (Plotly)
         drawn = {loss: plottable(result.histories[loss].weights) for loss in LOSSES}
         points = [
             _diverged_point(result.histories[loss], drawn[loss]) for loss in LOSSES if shown(view, loss)
@@ -585,7 +585,7 @@ class LossPerStep(Chart):
         return {"yaxis.dtick": "D2" if high - low <= TICKS_D2_DECADES else None}
 
     def series(self, result, view):
-        steps = np.arange(result.settings.N)
+        steps = np.arange(result.settings.N, dtype=np.int32)
         drawn = {loss: plottable(result.histories[loss].losses, positive=True) for loss in LOSSES}
         marks = []
         for loss in LOSSES:
@@ -697,7 +697,7 @@ class SumVsMean(Chart):
 
     def series(self, result, view):
         s = result.settings
-        steps = np.arange(s.N + 1)
+        steps = np.arange(s.N + 1, dtype=np.int32)  # int64 would travel as a list (Plotly)
         return [
             {"x": steps, "y": plottable(result.histories["sum"].weights), "mode": _mode(s.N)},
             {"x": steps, "y": plottable(result.histories["mean"].weights), "mode": _mode(s.N)},
@@ -752,7 +752,7 @@ class Divergence(Chart):
 
     def series(self, result, view):
         s = result.settings
-        steps = np.arange(s.N)
+        steps = np.arange(s.N, dtype=np.int32)
         return [
             {"x": steps, "y": plottable(np.abs(result.factors["sum"])), "visible": shown(view, "sum")},
             {"x": steps, "y": plottable(np.abs(result.factors["mean"])), "visible": shown(view, "mean")},
