@@ -3,9 +3,11 @@ Plotly.animate frame without a redraw, fixed axis ranges that hold every drawn v
 on the defaults the browser sends back."""
 
 import copy
+import json
 
 import numpy as np
 import pytest
+from ipywidgets.widgets.widget import _remove_buffers
 
 from widgets import DEFAULTS, Explorer
 from widgets.figures import (
@@ -312,3 +314,19 @@ def test_points_travel_as_binary_buffers(explorer, sent):
     assert all(sent.values())
     longest = {name: max(_longest_list(state) for state in states) for name, states in sent.items()}
     assert max(longest.values()) <= 64, longest  # a step marker, a box, tick values: not N points
+
+
+def test_every_message_and_state_is_json(explorer, sent):
+    # NaN is not JSON. The map's diverged cells were NaN in a 2-D z, which Plotly sends as a list:
+    # jupyter_client then packed each such message a second time ("nan" strings), with a warning that
+    # this is deprecated.
+    for lr in (1e-3, 0.05, 3.0):  # through divergence
+        explorer.inputs["lr"].value = lr
+    explorer.inputs["N"].value = 300  # a new map, with diverged cells
+    explorer.inputs["w0"].value = 4.0
+    explorer.stability.wait()
+    assert any("z" in (state.get("_py2js_update") or {}).get("style_data", {}) for state in sent["stability"])
+    figures = [*explorer.figures.values(), explorer.stability.figure]  # their state opens each view
+    states = [_remove_buffers(figure.get_state())[0] for figure in figures]
+    for state in [*(s for states in sent.values() for s in states), *states]:
+        json.dumps(state, allow_nan=False, default=str)  # raises ValueError on NaN or infinity

@@ -35,6 +35,15 @@ BOXES = [TRACES_PER_LOSS * i + TRACES_PER_LOSS - 1 for i in range(len(LOSSES))] 
 SETTLE_S = 0.08  # a recompute waits this long for a newer request (a drag) before it starts
 
 
+def _cells(z: np.ndarray) -> np.ndarray:
+    """A heatmap's z for the browser: None (a blank cell) where z is NaN. Plotly sends a 2-D array
+    as a JSON list, and NaN is not JSON: jupyter_client then packed each such message a second time,
+    as the string "nan", with a warning that this is deprecated."""
+    cells = z.astype(object)
+    cells[np.isnan(z)] = None
+    return cells
+
+
 def _cell_labels() -> list[list[str]]:
     return [[f"lr = {lr:.3g}, B = {b}" for lr in MAP_LRS] for b in MAP_BATCH_SIZES]
 
@@ -153,8 +162,8 @@ class StabilityChart:
             with np.errstate(divide="ignore"):
                 boundary_x = np.where(shown, np.log10(np.where(shown, critical, 1.0)), np.nan)
             fields[loss] = [
-                {"z": np.clip(stability.log10_error[loss], *_ERROR_RANGE)},
-                {"z": np.where(diverged, 1.0, np.nan)},
+                {"z": _cells(np.clip(stability.log10_error[loss], *_ERROR_RANGE))},
+                {"z": _cells(np.where(diverged, 1.0, np.nan))},
                 {"x": boundary_x, "y": _Y, "customdata": critical},
             ]
         return fields
