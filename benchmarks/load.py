@@ -57,6 +57,7 @@ from pathlib import Path
 
 import psutil
 
+from benchmarks.memory import rollup
 from benchmarks.protocol import CHART_DRAWN, CHROMIUM, CHROMIUM_ARGS, ROOT, ProtocolError, Server, Session
 
 MOVED = ("lr", "N", "B", "w0")
@@ -232,12 +233,9 @@ async def browser_visit(
 
 
 def _rollup(pid: int) -> dict | None:
+    """benchmarks.memory's rollup, or None for a process that has gone (or cannot be read)."""
     try:
-        fields = {}
-        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()[1:]:
-            name, value = line.split(":", 1)
-            fields[name] = int(value.split()[0]) / 1024
-        return {"rss": fields["Rss"], "pss": fields["Pss"]}
+        return rollup(pid)
     except (OSError, KeyError, ValueError):
         return None
 

@@ -27,7 +27,9 @@ ROOT = Path(__file__).resolve().parent.parent
 QUERY = "?N=1000&B=512&lr=0.001"
 
 
-def _rollup(pid: int) -> dict:
+def rollup(pid: int) -> dict:
+    """A process's RSS, PSS and anonymous memory in MB, from /proc/PID/smaps_rollup (OSError when
+    the process is gone)."""
     fields = {}
     for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()[1:]:
         name, value = line.split(":", 1)
@@ -88,7 +90,7 @@ def main(argv=None):
                 pages.append(page)
                 time.sleep(4)  # the pool refills: its next kernel warms up
             time.sleep(6)
-            kernels = {pid: _rollup(pid) for pid in _kernels(server)}
+            kernels = {pid: rollup(pid) for pid in _kernels(server)}
             browser.close()
     finally:
         os.killpg(server.pid, signal.SIGTERM)

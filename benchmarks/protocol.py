@@ -81,16 +81,6 @@ CHROMIUM_ARGS = [
 ]
 SUBPROTOCOL = "v1.kernel.websocket.jupyter.org"
 PROTOCOL_VERSION = "5.3"
-WIDGET_PROTOCOL = "2.1.0"
-# The allow-list of the standalone voila command (voila/app.py): what a visitor may send at all.
-ALLOWED_MESSAGE_TYPES = (
-    "comm_open",
-    "comm_msg",
-    "comm_close",
-    "comm_info_request",
-    "kernel_info_request",
-    "shutdown_request",
-)
 # The explorer's controls (widgets/explorer.py `_controls`): widget model and description, and the state
 # key that holds the value (selection widgets sync the chosen `index`, not the value).
 CONTROLS = {
