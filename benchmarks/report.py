@@ -174,6 +174,16 @@ def table(info: dict, results: dict, codes: dict) -> str:
                 verdict(ratio[stat], SETTLED_RATIO),
                 "benchmarks.browser",
             )
+        framed = dig(web, "moves", "echo", "framed") or {}
+        if "median" in framed and "median" in app:
+            add(
+                "the same, against the echo's painted frame (its label, then the animation frame that "
+                "paints it, as the charts' drawing events are): median",
+                f"{app['median'] / framed['median']:.2f}x ({app['median']:.0f} / {framed['median']:.0f} ms)",
+                "(not the target's measure)",
+                "",
+                "benchmarks.browser",
+            )
         for name, label in (("plain", "plain URL"), ("shared", "shared link")):
             for key, what in (("first_chart_ms", "first chart"), ("all_charts_ms", "all charts")):
                 s = dig(web, "navigation", name, key)
