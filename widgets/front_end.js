@@ -38,8 +38,36 @@ if (typeof animate === "function") {
       pointsMove = false;
       console.warn("ScanLab: chart frames go to Plotly.animate from now on:", error);
     }
-    if (!drawn) return animate.call(this);
+    if (drawn) return;
+    // Plotly.animate drops the heatmaps' layer from a frame of scatter traces (the map's box): in a
+    // figure with heatmaps such a frame goes as the Plotly.update it stands for.
+    if (message && Array.isArray(message.style_data) && message.style_data.length && !scatterOnly(this.el)) {
+      if (typeof update === "function") return updateInstead(this, message);
+    }
+    return animate.call(this);
   };
+}
+
+// The view's own Plotly.update of a frame's changes: `style_data` per trace becomes per field.
+const update = view && view.do_update;
+function updateInstead(figureView, message) {
+  const restyle = {};
+  message.style_data.forEach((fields, j) => {
+    for (const [key, value] of Object.entries(fields)) {
+      if (!restyle[key]) restyle[key] = new Array(message.style_data.length).fill(undefined);
+      restyle[key][j] = value;
+    }
+  });
+  const instead = { ...message, style_data: restyle, layout_data: message.layout_data || {} };
+  const model = figureView.model, get = model.get;
+  model.get = function (name) {
+    return name === "_py2js_update" ? instead : get.apply(this, arguments);
+  };
+  try {
+    return update.call(figureView);
+  } finally {
+    model.get = get;
+  }
 }
 
 // 3. Traces stay in their order. Plotly's scatter plot puts the moved traces above the others (d3's
@@ -57,6 +85,9 @@ function keepTraceOrder(gd) {
     }
   });
 }
+
+const scatterOnly = (gd) =>
+  Array.isArray(gd._fullData) && gd._fullData.every((trace) => trace.type === "scatter");
 
 const size = (values) => (values && typeof values.length === "number" ? values.length : 0);
 
@@ -83,7 +114,7 @@ function movable(gd, message) {
   if (!Array.isArray(traces) || !Array.isArray(data) || !traces.length || traces.length !== data.length) return false;
   const modules = layout._basePlotModules;
   if (!Array.isArray(modules) || modules.length !== 1 || modules[0].name !== "cartesian") return false;
-  const mixed = !full.every((trace) => trace.type === "scatter");
+  const mixed = !scatterOnly(gd);
   for (const [path, value] of Object.entries(message.layout_data || {})) {
     const axis = /^[xy]axis\.range$/.test(path) && layout[path.slice(0, 5)];
     if (!axis || axis.autorange || !sameRange(axis.range, value)) return false;
@@ -138,7 +169,7 @@ function movePoints(gd, message) {
   // chart's every line.
   const drawn = traces.filter((index) => full[index].visible === true);
   const transition = { duration: 0, easing: "linear", ordering: "layout first" };
-  if (full.every((trace) => trace.type === "scatter")) {
+  if (scatterOnly(gd)) {
     if (drawn.length) gd._fullLayout._basePlotModules[0].plot(gd, drawn, transition);
   } else {
     // What the cartesian plot does for the scatter layer of each subplot, without touching the

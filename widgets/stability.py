@@ -152,7 +152,7 @@ class StabilityChart:
         return styles
 
     @staticmethod
-    def series(stability) -> list[dict]:
+    def series(stability) -> dict[str, list[dict]]:
         """Fields of the traces that change with the map, by loss (the box's are `marker`'s)."""
         fields = {}
         for loss in LOSSES:
@@ -181,8 +181,8 @@ class StabilityChart:
         return {"x": [x, right, right, left, left, x], "y": [bottom, bottom, top, top, bottom, bottom]}
 
     def data(self, stability, settings: Settings) -> list[dict]:
-        box = self.marker(settings)
-        return [fields for loss in LOSSES for fields in [*self.series(stability)[loss], box]]
+        series, box = self.series(stability), self.marker(settings)
+        return [fields for loss in LOSSES for fields in [*series[loss], box]]
 
     def build(self, stability, settings: Settings, widget=go.FigureWidget) -> go.FigureWidget:
         traces = []
