@@ -172,7 +172,7 @@ PAGE_SCRIPT = r"""
   } catch (error) {}
 
   // A chart has finished an operation: a full redraw (afterplot), a data-only animation without
-  // redraw (animated), a layout change drawn alone (relayout: a title, a shape).
+  // redraw (animated), a layout change drawn alone (relayout: a title).
   const DRAWN = __DRAWN__;
   const drawn = (gd) => gd.querySelector(".scatterlayer .trace, .heatmaplayer .hm") !== null;
   B.hook = () => {  // every chart on the page, in page order, with its afterplot events counted

@@ -280,8 +280,8 @@ def test_typing_in_the_readouts(dashboard):
     readout.press("Enter")
     expected = _expected_weights(DEFAULTS._replace(N=40, B=3))
     dashboard.wait_for_trajectory(lambda now: np.allclose(now, expected, rtol=1e-6), "showed B = 3")
-    # The map was recomputed for N = 40 (a frame with a redraw) and its box moved to B = 3 (a frame
-    # without one): what Chromium drew is what core computes.
+    # The map was recomputed for N = 40 (a Plotly.update) and its box moved to B = 3 (a frame): what
+    # Chromium drew is what core computes.
     settings = DEFAULTS._replace(N=40, B=3)
     x, y = batches_for(settings._replace(N=RANGES["N"][1], B=RANGES["B"][1]))
     padded = core.HistoryEngine(RANGES["N"][1], RANGES["B"][1]).pad(x, y)

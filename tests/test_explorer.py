@@ -20,6 +20,7 @@ from widgets import DEFAULTS, PRESETS, Explorer
 from widgets.figures import BUNDLE_PATH, FRONT_END, FRONT_END_PATH, bundle_url, figure_widget
 from widgets.model import LOSSES, MAP_BATCH_SIZES, MAP_LRS
 from widgets.settings import RANGES
+from widgets.stability import TRACES_PER_LOSS
 
 
 @pytest.fixture(scope="module")
@@ -252,7 +253,8 @@ def test_no_control_change_recompiles(explorer, count_compiles):
 def _map_traces(explorer):
     """{loss: (outcome, diverged, boundary, the current setting's box)} of the stability figure."""
     data = explorer.stability.figure.data
-    return {loss: tuple(data[4 * i : 4 * i + 4]) for i, loss in enumerate(LOSSES)}
+    n = TRACES_PER_LOSS
+    return {loss: tuple(data[n * i : n * i + n]) for i, loss in enumerate(LOSSES)}
 
 
 def _expected_map(settings):

@@ -6,6 +6,7 @@ import copy
 import json
 
 import numpy as np
+import plotly.graph_objects as go
 import pytest
 from ipywidgets.widgets.widget import _remove_buffers
 
@@ -18,9 +19,12 @@ from widgets.figures import (
     axis_range,
     framed,
     kept_range,
+    projector_widget,
     send,
 )
+from widgets.model import MAP_LRS, Model
 from widgets.stability import BOXES
+from widgets.stability import CHART as STABILITY_CHART
 
 
 class Recorder:
@@ -86,10 +90,11 @@ def test_an_lr_move_is_one_frame_per_figure_without_a_redraw(explorer, sent):
     (frame,) = _messages(sent["stability"], "animate")
     assert frame["style_traces"] == BOXES and frame["layout_data"] == {}
     assert frame["animation_opts"]["frame"]["redraw"] is False
-    figure = explorer.stability.figure
-    for index, fields in zip(BOXES, frame["style_data"], strict=True):
-        assert fields == {"x": list(figure.data[index].x)}  # B and so y stayed
-        assert np.isclose((fields["x"][1] + fields["x"][3]) / 2, np.log10(0.0102))
+    half = np.log10(MAP_LRS[1] / MAP_LRS[0]) / 2  # half a cell
+    centre = np.log10(0.0102)
+    for fields in frame["style_data"]:
+        assert set(fields) == {"x"}  # B, and so the box's y, stayed
+        np.testing.assert_allclose(fields["x"], [centre, *[centre + half] * 2, *[centre - half] * 2, centre])
     # The numbers that change with lr are in the captions, not in a title Plotly would redraw for.
     assert "lr = 0.0102" in explorer.captions["sum_vs_mean"].value
 
@@ -313,7 +318,8 @@ def test_points_travel_as_binary_buffers(explorer, sent):
     explorer.inputs["B"].value = 500
     assert all(sent.values())
     longest = {name: max(_longest_list(state) for state in states) for name, states in sent.items()}
-    assert max(longest.values()) <= 64, longest  # a step marker, a box, tick values: not N points
+    # A step marker, a box, tick values: not N points. (A map row has 64 cells; a B move sends none.)
+    assert max(longest.values()) <= 64, longest
 
 
 def test_every_message_and_state_is_json(explorer, sent):
@@ -329,4 +335,28 @@ def test_every_message_and_state_is_json(explorer, sent):
     figures = [*explorer.figures.values(), explorer.stability.figure]  # their state opens each view
     states = [_remove_buffers(figure.get_state())[0] for figure in figures]
     for state in [*(s for states in sent.values() for s in states), *states]:
-        json.dumps(state, allow_nan=False, default=str)  # raises ValueError on NaN or infinity
+        json.dumps(state, allow_nan=False)  # raises ValueError on NaN or infinity
+
+
+def test_the_maps_box_moves_as_a_frame_after_a_double_click(explorer, sent):
+    # A double-click on the map autoranges its axes (the browser sends that back). The heatmaps still
+    # bound them and the box moves inside, so an lr move stays a frame of the box's two traces
+    # instead of a redraw of the whole map.
+    figure = explorer.stability.figure
+    figure.plotly_relayout({"xaxis.autorange": True, "yaxis.autorange": True})
+    sent["stability"].clear()
+    explorer.inputs["lr"].value = 0.0102
+    (frame,) = _messages(sent["stability"], "animate")
+    assert frame["style_traces"] == BOXES
+    assert _messages(sent["stability"], "update") == []
+
+
+def test_the_projector_view_leaves_the_maps_box_as_thin_as_it_was():
+    # Twice as thick, the box would hide most of the 8 px cell it marks.
+    settings = DEFAULTS._replace(N=20)
+    stability = Model().stability(settings)
+    plain = STABILITY_CHART.build(stability, settings, widget=go.Figure)
+    large = STABILITY_CHART.build(stability, settings, widget=projector_widget(go.Figure))
+    for box in BOXES:
+        assert large.data[box].line.width == plain.data[box].line.width == 3
+    assert large.data[2].line.width == 2 * plain.data[2].line.width  # the critical lr's line

@@ -355,6 +355,8 @@ def _is_range(path: str) -> bool:
 def _set_path(layout: dict, path: str, value) -> bool:
     """layout["a"]["b"] = value for the dotted path "a.b"; whether that changed it. (Plotly's own
     `_set_in` takes 0.1 to 0.3 ms a path.)"""
+    if "[" in path:
+        raise ValueError(f"path must be dotted property names, without indexes, got {path!r}")
     *parents, key = path.split(".")
     node = layout
     for part in parents:
@@ -381,16 +383,23 @@ def _post(figure, kind: str, message: dict) -> None:
         setattr(figure, f"_py2js_{kind}", message)
 
 
+def bounded(figure) -> None:
+    """Mark `figure`'s axes as bounded by what it always draws: the map's heatmaps fix its extent,
+    and its box moves inside it, so a frame may move the box whatever the axes' autorange (after a
+    double-click, Plotly sets it)."""
+    figure.__dict__["_scanlab_bounded"] = True
+
+
 def _animatable(figure, changed: dict[int, dict]) -> bool:
     """Whether a frame without a redraw draws these changes (see `send`): the points of scatter
-    traces whose axes have a range that the frame keeps (set, and no autorange)."""
+    traces on axes whose ranges this module sets (`framed`), or on a `bounded` figure's axes."""
+    steady = figure.__dict__.get("_scanlab_bounded", False)
     for index, fields in changed.items():
         trace = figure._data[index]
         if trace.get("type", "scatter") != "scatter" or not fields.keys() <= ANIMATED_FIELDS:
             return False
         for name in ("xaxis", "yaxis"):
-            axis = figure._layout.get(name + trace.get(name, name[0])[1:], {})
-            if axis.get("range") is None or axis.get("autorange", False) is not False:
+            if not (steady or f"{name}{trace.get(name, name[0])[1:]}.range" in framed(figure)):
                 return False
     return True
 
@@ -473,6 +482,10 @@ def figure_widget(url: str | None = None) -> type[go.FigureWidget]:
     return type("FigureWidget", (FigureWidget,), {"_esm": url, "__module__": __name__})
 
 
+UNSCALED = "unscaled"
+"""A trace's `meta` that keeps its lines and markers as they are in the projector view (the map's
+box: twice as thick, it would hide most of the 8 px cell it marks)."""
+
 PROJECTOR = {"font": 18, "title": 24, "line": 2.0, "marker": 1.5}
 """`?view=projector`: text sizes in px, and how much thicker lines and larger markers are drawn."""
 
@@ -487,7 +500,7 @@ def enlarge(figure) -> None:
         hoverlabel_font_size=PROJECTOR["font"],
     )
     for trace in figure.data:
-        if trace.type != "scatter":
+        if trace.type != "scatter" or trace.meta == UNSCALED:
             continue
         if trace.line.width is not None:
             trace.line.width = trace.line.width * PROJECTOR["line"]

@@ -24,25 +24,30 @@ for (const name of ["_sendTraceDeltas", "_sendLayoutDelta"]) {
 // range that changes, a frame still queued, a moved trace that is not a scatter) goes to
 // Plotly.animate.
 const animate = view && view.do_animate;
-let pointsMove = true;
 if (typeof animate === "function") {
   view.do_animate = function () {
-    keepTraceOrder(this.el);
+    const gd = this.el;
+    keepTraceOrder(gd);
     const message = this.model.get("_py2js_animate");
     let drawn = false;
     try {
-      drawn = pointsMove && Boolean(message) && movePoints(this.el, message);
+      drawn = !gd.scanlabAnimates && Boolean(message) && movePoints(gd, message);
     } catch (error) {
-      // Plotly's internals differ from those of 4.1: from now on Plotly.animate draws every frame,
-      // this one included (its points are in the figure's data already, and are computed again).
-      pointsMove = false;
-      console.warn("ScanLab: chart frames go to Plotly.animate from now on:", error);
+      // Plotly's internals differ from those this was written for (plotly.js 3.8): from now on
+      // this chart's frames go the other ways below, this one included (its points are in the
+      // figure's data already, and are computed again).
+      gd.scanlabAnimates = true;
+      console.warn("ScanLab: this chart's frames no longer drawn by its front end:", error);
     }
     if (drawn) return;
     // Plotly.animate drops the heatmaps' layer from a frame of scatter traces (the map's box): in a
     // figure with heatmaps such a frame goes as the Plotly.update it stands for.
-    if (message && Array.isArray(message.style_data) && message.style_data.length && !scatterOnly(this.el)) {
-      if (typeof update === "function") return updateInstead(this, message);
+    if (message && Array.isArray(message.style_data) && message.style_data.length && hasOthers(gd)) {
+      try {
+        if (typeof update === "function") return updateInstead(this, message);
+      } catch (error) {
+        console.warn("ScanLab: a frame went to Plotly.animate after Plotly.update failed:", error);
+      }
     }
     return animate.call(this);
   };
@@ -86,8 +91,9 @@ function keepTraceOrder(gd) {
   });
 }
 
-const scatterOnly = (gd) =>
-  Array.isArray(gd._fullData) && gd._fullData.every((trace) => trace.type === "scatter");
+// Whether the chart, as drawn, has traces other than scatter ones (the map's heatmaps).
+const hasOthers = (gd) =>
+  Array.isArray(gd._fullData) && gd._fullData.some((trace) => trace.type !== "scatter");
 
 const size = (values) => (values && typeof values.length === "number" ? values.length : 0);
 
@@ -114,7 +120,7 @@ function movable(gd, message) {
   if (!Array.isArray(traces) || !Array.isArray(data) || !traces.length || traces.length !== data.length) return false;
   const modules = layout._basePlotModules;
   if (!Array.isArray(modules) || modules.length !== 1 || modules[0].name !== "cartesian") return false;
-  const mixed = !scatterOnly(gd);
+  const mixed = hasOthers(gd);
   for (const [path, value] of Object.entries(message.layout_data || {})) {
     const axis = /^[xy]axis\.range$/.test(path) && layout[path.slice(0, 5)];
     if (!axis || axis.autorange || !sameRange(axis.range, value)) return false;
@@ -169,7 +175,7 @@ function movePoints(gd, message) {
   // chart's every line.
   const drawn = traces.filter((index) => full[index].visible === true);
   const transition = { duration: 0, easing: "linear", ordering: "layout first" };
-  if (scatterOnly(gd)) {
+  if (!hasOthers(gd)) {
     if (drawn.length) gd._fullLayout._basePlotModules[0].plot(gd, drawn, transition);
   } else {
     // What the cartesian plot does for the scatter layer of each subplot, without touching the

@@ -19,7 +19,7 @@ import ipywidgets as ipw
 import numpy as np
 import plotly.graph_objects as go
 
-from widgets.figures import COLORS, base_layout, send
+from widgets.figures import COLORS, UNSCALED, base_layout, bounded, send
 from widgets.model import LOSSES, MAP_BATCH_SIZES, MAP_LRS, Model
 from widgets.settings import Settings
 
@@ -146,6 +146,7 @@ class StabilityChart:
                     "name": "current setting",
                     "showlegend": False,
                     "hoverinfo": "skip",  # hovers and clicks reach the cell under it
+                    "meta": UNSCALED,
                     **axes,
                 },
             ]
@@ -189,7 +190,9 @@ class StabilityChart:
         for style, fields in zip(self.styles(), self.data(stability, settings), strict=True):
             kind = style.pop("type")
             traces.append((go.Heatmap if kind == "heatmap" else go.Scatter)(**style, **fields))
-        return widget(data=traces, layout=self.layout(settings))
+        figure = widget(data=traces, layout=self.layout(settings))
+        bounded(figure)
+        return figure
 
     def update(self, figure: go.FigureWidget, stability, settings: Settings) -> None:
         send(figure, self.data(stability, settings), range(len(figure.data)), self.layout_update(settings))
