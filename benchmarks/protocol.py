@@ -752,6 +752,33 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def stop_group(process: subprocess.Popen, pids=(), timeout: float = 30.0) -> None:
+    """Stop a server started with start_new_session: SIGTERM to its process group, SIGKILL after
+    `timeout`. Then each kernel among `pids` (processes seen under it) that is still running 10 s
+    later is killed: jupyter_client starts each kernel in a session of its own, out of the
+    group's reach, and a server that was killed leaves its kernels behind."""
+    import psutil
+
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=10)
+    deadline = time.monotonic() + 10
+    for pid in sorted(pids):
+        with contextlib.suppress(psutil.NoSuchProcess):
+            kernel = psutil.Process(pid)
+            if "ipykernel_launcher" not in " ".join(kernel.cmdline()):
+                continue
+            with contextlib.suppress(psutil.TimeoutExpired):
+                kernel.wait(max(deadline - time.monotonic(), 0.1))
+                continue
+            kernel.kill()
+
+
 class Server:
     """`make run PORT=<free port>` in its own process group, as the README says to serve the dashboard.
 
@@ -818,27 +845,8 @@ class Server:
         return bool(kernels) and all(k.cpu_percent(interval=0.5) < 5 for k in kernels)
 
     def stop(self, timeout: float = 30.0) -> None:
-        import psutil
-
         self.kernels()  # remember them: once voila is gone they are orphans
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.process.pid, signal.SIGTERM)
-        try:
-            self.process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait(timeout=10)
-        deadline = time.monotonic() + 10
-        for pid in sorted(self._seen):
-            with contextlib.suppress(psutil.NoSuchProcess):
-                process = psutil.Process(pid)
-                if "ipykernel_launcher" not in " ".join(process.cmdline()):
-                    continue
-                with contextlib.suppress(psutil.TimeoutExpired):
-                    process.wait(max(deadline - time.monotonic(), 0.1))
-                    continue
-                process.kill()
+        stop_group(self.process, self._seen, timeout)
         if self._log is not subprocess.DEVNULL:
             self._log.close()
 

@@ -9,7 +9,6 @@ import contextlib
 import json
 import os
 import re
-import signal
 import subprocess
 import sys
 import time
@@ -23,7 +22,7 @@ import pytest
 import yaml
 from packaging.specifiers import SpecifierSet
 
-from benchmarks.protocol import free_port
+from benchmarks.protocol import free_port, stop_group
 
 ROOT = Path(__file__).resolve().parent.parent
 HUB = ROOT / "deploy" / "jupyterhub"
@@ -150,18 +149,10 @@ def test_voilas_server_extension_serves_the_page_with_the_stopped_kernel_notice(
             except OSError:  # not listening yet (URLError), or a slow first render (TimeoutError)
                 time.sleep(0.5)
     finally:
-        # The server shuts its kernels down as it stops; a kernel runs in a session of its own, so
-        # one that outlives a stuck server is killed by pid.
-        kernels = psutil.Process(server.pid).children(recursive=True)
-        os.killpg(server.pid, signal.SIGTERM)
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
-            server.wait()
-        for process in kernels:
-            with contextlib.suppress(psutil.NoSuchProcess):
-                process.kill()
+        children = []
+        with contextlib.suppress(psutil.NoSuchProcess):  # (a server that died leaves none to list)
+            children = psutil.Process(server.pid).children(recursive=True)
+        stop_group(server, [child.pid for child in children])
     assert page is not None, "the server extension did not serve the dashboard within 120 s"
     assert "The dashboard's kernel stopped" in page and "ScanLab: the training loop" in page
 

@@ -60,6 +60,12 @@ def _point(x, y) -> dict:
     return {"x": [x] if y else [], "y": y}
 
 
+def _steps(n: int) -> np.ndarray:
+    """0, 1, ..., n - 1 as int32: Plotly sends an int64 array as a JSON list, which ipywidgets then
+    walks element by element, and int32 as one binary buffer."""
+    return np.arange(n, dtype=np.int32)
+
+
 def _diverged_point(history, drawn: np.ndarray):
     """(step, value) of the first weight past the divergence limit, or of the last finite one
     before it; None when the run did not diverge or nothing there can be drawn."""
@@ -274,8 +280,8 @@ def send(figure: go.FigureWidget, traces: list[dict], indexes, layout: dict | No
     send what changed to the browser, nothing when nothing did.
 
     A frame of Plotly.animate without a redraw carries the changes when they are the points of
-    scatter traces on axes whose ranges are set (by this module, `framed`, or fixed in the layout,
-    as the map's). The front end (FRONT_END) moves those points and leaves the rest of the figure
+    scatter traces on axes whose ranges this module sets (`framed`), or on a `bounded` figure's
+    axes (the map's). The front end (FRONT_END) moves those points and leaves the rest of the figure
     (axes, legend, other traces, the map's heatmaps) as it is, about 1 to 5 ms per chart in
     Chromium on a 2-core machine against 10 to 50 ms for a whole figure. Frames are drawn in the
     order they were sent, each with every `framed` path. Other layout changes (a title) follow as
@@ -315,7 +321,7 @@ def send(figure: go.FigureWidget, traces: list[dict], indexes, layout: dict | No
         elif _set_path(figure._layout, path, value):
             relayout[path] = value
     rest = {path: value for path, value in relayout.items() if path not in own}
-    axes_moved = any(_is_range(path) for path in relayout if path in own)
+    axes_moved = any(path in own for path in relayout)  # framed paths are axis ranges
     if not changed and len(rest) == len(relayout):  # nothing for a frame
         if rest:
             _post(figure, "relayout", {"relayout_data": rest})
@@ -345,11 +351,6 @@ def _frame(figure, traces: dict[int, dict]) -> None:
         "style_traces": list(traces),
     }
     _post(figure, "animate", {**frame, "animation_opts": ANIMATION})
-
-
-def _is_range(path: str) -> bool:
-    axis, _, rest = path.partition(".")
-    return rest == "range" and axis.rstrip("0123456789") in ("xaxis", "yaxis")
 
 
 def _set_path(layout: dict, path: str, value) -> bool:
@@ -550,7 +551,7 @@ class Trajectory(Chart):
 
     def series(self, result, view):
         s = result.settings
-        steps = np.arange(s.N + 1, dtype=np.int32)  # int64 would travel as a list (Plotly)
+        steps = _steps(s.N + 1)
         drawn = {loss: plottable(result.histories[loss].weights) for loss in LOSSES}
         points = [
             _diverged_point(result.histories[loss], drawn[loss]) for loss in LOSSES if shown(view, loss)
@@ -598,7 +599,7 @@ class LossPerStep(Chart):
         return {"yaxis.dtick": "D2" if high - low <= TICKS_D2_DECADES else None}
 
     def series(self, result, view):
-        steps = np.arange(result.settings.N, dtype=np.int32)
+        steps = _steps(result.settings.N)
         drawn = {loss: plottable(result.histories[loss].losses, positive=True) for loss in LOSSES}
         marks = []
         for loss in LOSSES:
@@ -710,7 +711,7 @@ class SumVsMean(Chart):
 
     def series(self, result, view):
         s = result.settings
-        steps = np.arange(s.N + 1, dtype=np.int32)  # int64 would travel as a list (Plotly)
+        steps = _steps(s.N + 1)
         return [
             {"x": steps, "y": plottable(result.histories["sum"].weights), "mode": _mode(s.N)},
             {"x": steps, "y": plottable(result.histories["mean"].weights), "mode": _mode(s.N)},
@@ -765,7 +766,7 @@ class Divergence(Chart):
 
     def series(self, result, view):
         s = result.settings
-        steps = np.arange(s.N, dtype=np.int32)
+        steps = _steps(s.N)
         return [
             {"x": steps, "y": plottable(np.abs(result.factors["sum"])), "visible": shown(view, "sum")},
             {"x": steps, "y": plottable(np.abs(result.factors["mean"])), "visible": shown(view, "mean")},
