@@ -15,16 +15,34 @@ max_steps) serves every lr, steps, batch_size and seed.
 from __future__ import annotations
 
 import functools
+import importlib.util
 import numbers
+import sys
 from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-import optax
 from jax import lax
 
 from core._checks import _as_array, _describe_dtype_problem, check_fits, check_scalar, data_dtype, is_traced
+
+
+def _deferred(name: str):
+    """The module `name`, whose code runs when one of its attributes is first read (the standard
+    library's LazyLoader). Importing Optax costs a process about 5 MB that a dashboard kernel
+    needs only once a visitor opens the Optax panel."""
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.find_spec(name)
+    spec.loader = importlib.util.LazyLoader(spec.loader)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+optax = _deferred("optax")
 
 OPTIMIZERS = ("sgd", "momentum", "adam")
 """The optimizer names `train_linear` accepts; see `make_optimizer`."""

@@ -153,6 +153,22 @@ def test_a_dashboard_kernel_imports_neither_voila_nor_nbformat():
     assert run({}) == "['jsonschema', 'nbformat']"  # plotly imports nbformat for fig.show()
 
 
+def test_optax_runs_only_when_used():
+    # core.linear defers Optax (about 5 MB a kernel) until an attribute is read: the Optax panel.
+    probe = """
+import sys, widgets.explorer
+print("optax._src.base" in sys.modules)
+import core
+core.train_linear(*core.linear_data(0, 64), optimizer="adam", steps=3)
+print("optax._src.base" in sys.modules, type(sys.modules["optax"]).__name__)
+"""
+    environment = {**os.environ, "JAX_PLATFORMS": "cpu", "PYTHONPATH": str(ROOT)}
+    run = subprocess.run(
+        [sys.executable, "-c", probe], env=environment, cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert run.stdout.split("\n")[-3:] == ["False", "True module", ""]
+
+
 def test_freed_memory_goes_back_to_the_system():
     probe = """
 import numpy as np
