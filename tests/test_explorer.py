@@ -145,6 +145,16 @@ def test_seed_example_shows_0_4_and_0_64(explorer):
     assert "g = -2.4" in explorer.step_info.value
 
 
+def test_the_words_fit_one_step_and_a_batch_of_one(explorer):
+    explorer.apply(DEFAULTS._replace(N=1, B=1, loss="both"))
+    assert explorer.step_info.value.count("after its one step the carry is") == 2
+    caption = explorer.captions["sum_vs_mean"].value
+    assert "(the same: B = 1)" in caption and "times larger" not in caption
+    explorer.apply(DEFAULTS._replace(N=2, B=2))
+    assert "after all 2 steps" in explorer.step_info.value
+    assert "(B = 2 times larger)" in explorer.captions["sum_vs_mean"].value
+
+
 def test_view_change_reuses_the_result(explorer, monkeypatch):
     calls = []
     monkeypatch.setattr(explorer.model, "compute", lambda s: calls.append(s))
@@ -288,7 +298,7 @@ def test_stability_map_shows_what_core_computes(explorer):
     explorer.apply(settings)
     explorer.stability.wait()
     _assert_map_shows(explorer, settings)
-    assert "current" in explorer.stability.status.value
+    assert "up to date" in explorer.stability.status.value
     # Sum and mean differ, and both show diverged and converged cells on the default grid.
     outcome = {loss: traces[0].z for loss, traces in _map_traces(explorer).items()}
     assert not np.array_equal(np.asarray(outcome["sum"]), np.asarray(outcome["mean"]))
@@ -316,7 +326,7 @@ def test_stability_map_keeps_only_the_newest_request(explorer):
         explorer.inputs["w0"].value = w0  # each queues a recompute; older ones are dropped
     explorer.inputs["N"].value = 333
     explorer.stability.wait()
-    assert "current" in explorer.stability.status.value and "N = 333" in explorer.stability.status.value
+    assert "up to date" in explorer.stability.status.value and "N = 333" in explorer.stability.status.value
     _assert_map_shows(explorer, explorer.settings)
 
 
@@ -338,7 +348,7 @@ def test_stability_map_failure_is_a_notice_not_a_crash(explorer, monkeypatch):
     monkeypatch.undo()
     explorer.inputs["w0"].value = 2.0
     explorer.stability.wait()
-    assert "current" in explorer.stability.status.value
+    assert "up to date" in explorer.stability.status.value
 
 
 def test_stability_map_click_sets_lr_and_b(explorer):

@@ -12,7 +12,7 @@ import pytest
 
 from widgets import Explorer
 from widgets.export import CSV_HEADER, charts_html, run_csv
-from widgets.figures import PROJECTOR
+from widgets.figures import CHARTS, PROJECTOR
 from widgets.settings import DEFAULTS, PRESETS, Presentation, from_query, presentation_from_query
 
 
@@ -66,6 +66,34 @@ def test_the_html_export_escapes_what_it_quotes():
     assert "&quot;&gt;&lt;script&gt;" in page
 
 
+def test_the_html_exports_charts_fit_the_window(browser, tmp_path):
+    # The charts have no width of their own: two to a row on a wide window, the wide ones (the
+    # per-step factors, the map) a row each, and one to a row on a narrow window, none cut off.
+    explorer = Explorer(background=False)
+    figures = [*explorer.figures.values(), explorer.stability.figure]
+    wide = [i for i, name in enumerate(explorer.figures) if CHARTS[name].wide] + [len(figures) - 1]
+    path = tmp_path / "charts.html"
+    path.write_text(charts_html(figures, explorer.settings, "http://x/", (), wide))
+    for window in (1280, 700):
+        page = browser.new_page(viewport={"width": window, "height": 900})
+        page.goto(path.as_uri())
+        page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot .main-svg').length >= 6")
+        charts = page.evaluate(
+            """() => [...document.querySelectorAll('.js-plotly-plot')].map(gd => ({
+                width: gd._fullLayout.width, place: gd.clientWidth, top: gd.getBoundingClientRect().top}))"""
+        )
+        page.close()
+        page_width = window - 16  # the body's margins
+        assert all(0 < chart["width"] <= chart["place"] + 1 <= page_width + 1 for chart in charts), charts
+        beside = [chart for i, chart in enumerate(charts) if i not in wide]
+        if window == 1280:
+            assert beside[0]["top"] == beside[1]["top"] and beside[2]["top"] == beside[3]["top"]
+            assert all(chart["width"] < page_width / 2 for chart in beside)
+            assert all(charts[i]["width"] > 0.95 * page_width for i in wide)
+        else:
+            assert len({chart["top"] for chart in charts}) == 6
+
+
 def test_projector_view_enlarges_every_chart_and_the_controls():
     plain = Explorer(background=False)
     big = Explorer(background=False, presentation=Presentation("projector"))
@@ -74,6 +102,11 @@ def test_projector_view_enlarges_every_chart_and_the_controls():
     assert "scanlab-projector" in big.show("trajectory")._dom_classes
     for name, figure in big.figures.items():
         assert figure.layout.font.size == PROJECTOR["font"], name
+        # Taller, with room below the axis for the larger tick labels, axis title and legend.
+        before = plain.figures[name].layout
+        assert figure.layout.height == before.height + PROJECTOR["taller"], name
+        assert figure.layout.margin.b == before.margin.b + PROJECTOR["lower"], name
+        assert (figure.layout.legend.yref, figure.layout.legend.y) == ("container", 0), name
         for trace, before in zip(figure.data, plain.figures[name].data, strict=True):
             if before.line.width is not None:
                 assert trace.line.width == before.line.width * PROJECTOR["line"], name

@@ -14,13 +14,16 @@ from widgets import DEFAULTS, Explorer
 from widgets.figures import (
     CHARTS,
     MARKERS_UP_TO,
+    STEP_TICKS_UP_TO,
     TICKS_D2_DECADES,
     FigureWidget,
     axis_range,
     framed,
     kept_range,
+    log_ticks,
     projector_widget,
     send,
+    tick_label,
 )
 from widgets.model import MAP_LRS, Model
 from widgets.stability import BOXES
@@ -273,19 +276,45 @@ def test_the_browsers_defaults_are_not_merged_back():
 
 
 def test_the_loss_charts_log_axis_labels_a_wide_range_in_whole_decades(explorer, sent):
-    # 1, 2 and 5 in each decade while the range spans a few; a diverging run spans about 40, where
-    # that was 124 labels drawn over each other: Plotly then spaces the labels itself.
+    # 1, 2 and 5 in each decade, written in full, while the range spans a few; a diverging run spans
+    # about 40, where that was 124 labels drawn over each other: Plotly then spaces the labels itself.
     layout = explorer.figures["loss"]._layout["yaxis"]
     low, high = layout["range"]
-    assert layout["dtick"] == "D2" and high - low <= TICKS_D2_DECADES
+    assert high - low <= TICKS_D2_DECADES and layout["tickvals"] == log_ticks(low, high)
+    assert layout["tickmode"] == "array"
+    assert len(layout["tickvals"]) >= 3 and layout["ticktext"] == [tick_label(v) for v in layout["tickvals"]]
     explorer.apply(DEFAULTS._replace(lr=3.0, N=1000, B=512))  # diverges: losses up to about 1e38
     low, high = layout["range"]
-    assert layout["dtick"] is None and high - low > 30
+    assert layout.get("tickvals") is None and layout.get("ticktext") is None and high - low > 30
+    assert layout.get("tickmode") is None  # a mode left at "array" draws no labels at all
     [update] = _messages(sent["loss"], "update")  # with the range that needs it, in one message
-    assert update["layout_data"]["yaxis.dtick"] is None and "yaxis.range" in update["layout_data"]
+    assert update["layout_data"]["yaxis.tickvals"] is None and "yaxis.range" in update["layout_data"]
     explorer.apply(DEFAULTS)
-    assert explorer.figures["loss"]._layout["yaxis"]["dtick"] == "D2"
-    assert _messages(sent["loss"], "update")[-1]["layout_data"]["yaxis.dtick"] == "D2"
+    values = explorer.figures["loss"]._layout["yaxis"]["tickvals"]
+    assert values and _messages(sent["loss"], "update")[-1]["layout_data"]["yaxis.tickvals"] == values
+
+
+def test_log_tick_labels_are_the_numbers_they_mark():
+    assert log_ticks(-0.2, 0.8) == [1.0, 2.0, 5.0]
+    assert log_ticks(0.1, 2.9) == [2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0]
+    assert log_ticks(-3.5, -2.5) == [0.0005, 0.001, 0.002]
+    labels = {0.002: "0.002", 5.0: "5", 50.0: "50", 20000.0: "20000", 1e5: "10⁵", 2e5: "2×10⁵"}
+    labels |= {1e-6: "10⁻⁶", 5e-7: "5×10⁻⁷", 1e38: "10³⁸"}
+    assert {value: tick_label(value) for value in labels} == labels
+
+
+def test_a_step_axis_over_a_few_steps_is_labelled_at_whole_steps(explorer):
+    step_charts = [name for name, chart in CHARTS.items() if chart.steps_across]
+    assert sorted(step_charts) == ["divergence", "loss", "sum_vs_mean", "trajectory"]
+    for n in [1, 3, 10, 12, 100, 2, 1000, 5]:
+        explorer.apply(DEFAULTS._replace(N=n))
+        for name in step_charts:
+            layout = explorer.figures[name]._layout["xaxis"]
+            low, high = layout["range"]  # which may stay wider than N's (kept_range)
+            few = high - low <= STEP_TICKS_UP_TO
+            assert (layout.get("dtick"), layout.get("tickmode")) == ((1, "linear") if few else (None, None))
+            if n in (1, 2):
+                assert layout["dtick"] == 1
 
 
 def test_a_marker_on_each_step_only_where_the_markers_stand_apart(explorer):

@@ -23,7 +23,17 @@ from serving.preheat import wait_for_request
 from widgets.code import code_view
 from widgets.controls import Choice, LogSlider, pin
 from widgets.export import CSV_HEADER, charts_html, download_link, file_stem, run_csv
-from widgets.figures import CHARTS, LOSSES, bundle_url, figure_widget, projector_widget, shown
+from widgets.figures import (
+    BESIDE,
+    BESIDE_PROJECTOR,
+    CHARTS,
+    LOSSES,
+    bundle_url,
+    figure_widget,
+    projector_widget,
+    shown,
+    side_by_side,
+)
 from widgets.hood import UnderTheHood
 from widgets.model import Model, Result
 from widgets.script import FILENAME, training_script
@@ -45,8 +55,10 @@ from widgets.stability import StabilityPanel
 
 REGIME_WORDS = {
     "stalled": "not moving (lr = 0 or every x is 0)",
-    "monotone": "converging monotonically",
-    "oscillating": "oscillating, converging",
+    # The regimes are those of the step factors (core.regime). With noisy data each batch has its own
+    # optimum, so w may still cross w* while no step overshoots its own batch's optimum.
+    "monotone": "converging, no step overshooting its batch's optimum",
+    "oscillating": "converging, with steps that overshoot their batch's optimum",
     "two-cycle": "a steady two-cycle, bouncing between two values",
     "diverging": "diverging",
 }
@@ -62,6 +74,10 @@ _STYLE = """<style>
 .scanlab-projector button, .scanlab-projector input, .scanlab-projector .widget-html-content,
 .scanlab-projector .lm-AccordionPanel-title, .scanlab-projector .scanlab-caption { font-size: 20px; }
 .scanlab-projector .widget-slider .noUi-handle { transform: scale(1.4); }
+.scanlab-projector .jupyter-button.widget-button,
+.scanlab-projector .jupyter-button.widget-toggle-button { width: auto; }
+.scanlab-projector .widget-readout { min-width: 4.5em; }
+body:has(.scanlab-projector) .jp-RenderedHTMLCommon { --jp-content-font-size1: 18px; font-size: 18px; }
 </style>"""
 
 
@@ -254,10 +270,7 @@ class Explorer:
         self.captions = {}  # the numbers of a chart that change with a slider, above it
         for name, chart in CHARTS.items():
             if text := chart.caption(self.result, settings.loss):
-                # Wrapped within its chart's width: the chart keeps its place beside the one before.
-                self.captions[name] = ipw.HTML(
-                    html.escape(text), layout={"max_width": f"{self.figures[name].layout.width}px"}
-                )
+                self.captions[name] = ipw.HTML(html.escape(text))  # wrapped within its chart's width
                 self.captions[name].add_class("scanlab-caption")
         self.stability = StabilityPanel(self.model, settings, self._pick, make_figure, background=background)
         self.hood = UnderTheHood(make_figure)
@@ -367,15 +380,21 @@ class Explorer:
             box.add_class("scanlab-projector")
         return box
 
+    def _view(self, name: str) -> ipw.Box:
+        """A box holding the named chart, under its caption if it has one."""
+        if name == "stability":
+            return self.stability.widget
+        caption = [self.captions[name]] if name in self.captions else []
+        return ipw.VBox([*caption, self.figures[name]])
+
     def show(self, *names: str) -> ipw.VBox:
         """The named charts side by side, wrapping on narrow screens, with the source of the core
         functions that produced them underneath (closed until opened)."""
-        views = {**self.figures, "stability": self.stability.widget}
-        views.update(
-            {name: ipw.VBox([caption, self.figures[name]]) for name, caption in self.captions.items()}
-        )
+        views = [self._view(name) for name in names]
+        wide = [views[i] for i, name in enumerate(names) if name == "stability" or CHARTS[name].wide]
+        beside = BESIDE_PROJECTOR if self.presentation.view == "projector" else BESIDE
+        charts = side_by_side(views, wide=wide, beside=beside)
         functions = list(dict.fromkeys(f for name in names for f in CODE[name]))
-        charts = ipw.HBox([views[name] for name in names], layout={"flex_flow": "row wrap"})
         return self._projector(ipw.VBox([charts, code_view(functions)]))
 
     @property
@@ -473,7 +492,8 @@ class Explorer:
         else:
             figures = [*self.figures.values(), self.stability.figure]
             captions = [CHARTS[name].caption(self.result, self.settings.loss) for name in self.figures]
-            page = charts_html(figures, self.settings, self.share.value, captions)
+            wide = [i for i, name in enumerate(self.figures) if CHARTS[name].wide] + [len(figures) - 1]
+            page = charts_html(figures, self.settings, self.share.value, captions, wide)
             link = download_link(page, f"{stem}.html", "text/html")
         self.export_links.value = link
 
@@ -538,7 +558,8 @@ class Explorer:
             h = r.histories[loss]
             if k >= s.N:
                 lines.append(
-                    f"<b>{loss}</b>: after all {s.N} steps the carry is w = {float(h.weights[-1]):.6g}."
+                    f"<b>{loss}</b>: after {'its one step' if s.N == 1 else f'all {s.N} steps'} the carry is "
+                    f"w = {float(h.weights[-1]):.6g}."
                 )
                 continue
             w, g, new = float(h.weights[k]), float(h.grads[k]), float(h.weights[k + 1])

@@ -11,6 +11,7 @@ import itertools
 import plotly.graph_objects as go
 import plotly.io as pio
 
+from widgets.figures import BESIDE
 from widgets.model import LOSSES, Result
 from widgets.settings import Settings
 
@@ -42,25 +43,38 @@ def file_stem(settings: Settings) -> str:
     return f"scanlab_lr{settings.lr:.6g}_N{settings.N}_B{settings.B}_{settings.loss}"
 
 
-def charts_html(figures, settings: Settings, link: str = "", captions=()) -> str:
+# Each chart's width is set by the page alone, not by the charts after it: Plotly sizes a chart when
+# its script runs, before the next chart is on the page.
+_STYLE = (
+    ".beside, .wide { display: inline-block; vertical-align: top; width: 100%; }"
+    f" @media (min-width: {2 * int(BESIDE.removesuffix('px')) + 40}px) {{ .beside {{ width: 49.5%; }} }}"
+)
+
+
+def charts_html(figures, settings: Settings, link: str = "", captions=(), wide=()) -> str:
     """One HTML file holding every chart in `figures` (FigureWidgets or Figures), with plotly.js
     inside it: it opens offline, on a slide or a course site, and the charts stay interactive.
-    `captions` (plain text, by position) go above their charts, as on the page."""
+    `captions` (plain text, by position) go above their charts, as on the page; the charts at the
+    positions in `wide` take a row each, the others stand two to a row where the window allows
+    (widgets.figures.side_by_side)."""
+    # Responsive: drawn again when the window changes size (a chart's layout has no width).
+    config = {"displaylogo": False, "responsive": True}
+    config["toImageButtonOptions"] = {"filename": file_stem(settings)}
     parts = []
     for i, (figure, caption) in enumerate(itertools.zip_longest(figures, captions, fillvalue="")):
         chart = pio.to_html(
             go.Figure(figure),
             full_html=False,
             include_plotlyjs=i == 0,
-            config={"displaylogo": False, "toImageButtonOptions": {"filename": file_stem(settings)}},
+            config=config,
         )
         above = f'<p style="margin: 0 0 0 60px">{html.escape(caption)}</p>' if caption else ""
-        parts.append(f'<div style="display: inline-block; vertical-align: top">{above}{chart}</div>')
+        parts.append(f'<div class="{"wide" if i in wide else "beside"}">{above}{chart}</div>')
     words = ", ".join(f"{name} = {value}" for name, value in settings._asdict().items())
     anchor = f'<p><a href="{html.escape(link, quote=True)}">Open this run in ScanLab</a></p>' if link else ""
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f"<title>ScanLab: {html.escape(file_stem(settings))}</title></head>"
+        f"<title>ScanLab: {html.escape(file_stem(settings))}</title><style>{_STYLE}</style></head>"
         '<body style="font-family: sans-serif">'
         f"<h1>ScanLab: the training loop as a lax.scan</h1><p>{html.escape(words)}</p>{anchor}"
         f"{''.join(parts)}</body></html>\n"

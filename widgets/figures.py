@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import math
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
+import ipywidgets as ipw
 import numpy as np
 import plotly
 import plotly.graph_objects as go
@@ -131,7 +133,9 @@ def base_layout(title: str, x_title: str, y_title: str, y_type: str = "linear", 
         "xaxis": {"title": {"text": x_title}},
         "yaxis": {"title": {"text": y_title}, "type": y_type},
         "template": template(),
-        "width": 600,
+        # No width: each chart takes the width of its place on the page (`side_by_side`), which
+        # Plotly measures when it first draws the chart, and the served front end again whenever
+        # that place changes width (widgets/front_end.js).
         "height": 380,
         "margin": {"l": 60, "r": 20, "t": 60, "b": 45},
         "legend": {"orientation": "h", "y": -0.18},
@@ -176,6 +180,8 @@ class Chart:
     data is drawn as an animation of the traces alone (see `send`)."""
 
     name = ""
+    wide = False  # True: the chart takes a row of the page to itself (`side_by_side`)
+    steps_across = True  # the x axis counts steps: whole numbers
     styles: list[dict] = []
     own_ranges = False  # True: `layout` and `layout_update` give the axis ranges themselves
     floors: dict[str, float] = {}  # {"yaxis": 0.0}: that axis starts at 0 (see axis_range)
@@ -218,8 +224,17 @@ class Chart:
         return {}
 
     def ticks(self, ranges: dict) -> dict:
-        """Layout paths that follow the axis ranges (`ranges`' result), None for Plotly's default."""
-        return {}
+        """Layout paths that follow the axis ranges (`ranges`' result), None for Plotly's default: a
+        step axis over a few steps is labelled at each one (Plotly's own labels there were 0.5, 1.5).
+
+        The tick mode goes with the ticks both ways: Plotly.update sets the mode that a dtick or
+        tickvals implies and keeps it when they are unset, so a step axis that went from 1 step to
+        1000 kept dtick 1 and drew 1001 labels (40 s of the browser's main thread)."""
+        if not self.steps_across:
+            return {}
+        low, high = ranges["xaxis.range"]
+        few = high - low <= STEP_TICKS_UP_TO
+        return {"xaxis.tickmode": "linear" if few else None, "xaxis.dtick": 1 if few else None}
 
     def caption(self, result: Result, view: str) -> str:
         """Text shown above the chart, for numbers that change with the settings; "" for none.
@@ -483,22 +498,64 @@ def figure_widget(url: str | None = None) -> type[go.FigureWidget]:
     return type("FigureWidget", (FigureWidget,), {"_esm": url, "__module__": __name__})
 
 
+BESIDE = "480px"
+"""The narrowest a chart is drawn beside another: two side by side on a page about 1000 px wide or
+wider, one to a row below that."""
+
+BESIDE_PROJECTOR = "640px"
+"""The same in the projector view, whose larger titles need the width: one chart to a row at
+1024 x 768."""
+
+
+def side_by_side(views: list, *, wide=(), beside: str = BESIDE) -> ipw.HBox:
+    """`views` (charts, or boxes holding one) in a row that wraps: each at least `beside` wide next
+    to another, the row shared between them, and the views in `wide` a row each. A chart takes the
+    width of its box (its layout has none), so nothing is cut off on a narrow screen."""
+    wide = {id(view) for view in wide}
+    boxes = []
+    for view in views:
+        # A FigureWidget's `layout` is Plotly's: the box around it gets the page's layout instead.
+        box = view if isinstance(view, ipw.Box) else ipw.VBox([view])
+        box.layout.flex = "1 1 100%" if id(view) in wide else f"1 1 {beside}"
+        box.layout.min_width = "0"  # a box may shrink below the chart drawn in it; the chart follows
+        boxes.append(box)
+    return ipw.HBox(boxes, layout={"flex_flow": "row wrap"})
+
+
 UNSCALED = "unscaled"
 """A trace's `meta` that keeps its lines and markers as they are in the projector view (the map's
 box: twice as thick, it would hide most of the 8 px cell it marks)."""
 
-PROJECTOR = {"font": 18, "title": 24, "line": 2.0, "marker": 1.5}
-"""`?view=projector`: text sizes in px, and how much thicker lines and larger markers are drawn."""
+PROJECTOR = {
+    "font": 18,
+    "title": 24,
+    "line": 2.0,
+    "marker": 1.5,
+    "taller": 150,
+    "lower": 70,
+    "higher": 30,
+    "left": 25,
+}
+"""`?view=projector`: text sizes in px, how much thicker lines and larger markers are drawn, and how
+many px taller a chart is, of which its bottom, top and left margins gain "lower", "higher" and
+"left" (the larger tick labels, axis titles, legend and title need them)."""
 
 
 def enlarge(figure) -> None:
     """Make `figure` (a go.Figure or FigureWidget) readable from the back of a room: larger text
     everywhere, thicker lines, larger markers (PROJECTOR)."""
+    layout = figure.layout
     figure.update_layout(
         font={"size": PROJECTOR["font"]},
         title_font_size=PROJECTOR["title"],
         legend_font_size=PROJECTOR["font"],
         hoverlabel_font_size=PROJECTOR["font"],
+        height=(layout.height or 450) + PROJECTOR["taller"],
+        margin_b=(layout.margin.b or 80) + PROJECTOR["lower"],
+        margin_t=(layout.margin.t or 100) + PROJECTOR["higher"],
+        margin_l=(layout.margin.l or 80) + PROJECTOR["left"],
+        # The legend at the chart's foot, below the axis title whatever their sizes.
+        legend={"yref": "container", "y": 0, "yanchor": "bottom"},
     )
     for trace in figure.data:
         if trace.type != "scatter" or trace.meta == UNSCALED:
@@ -568,8 +625,35 @@ class Trajectory(Chart):
         return _point(step, _at(result.histories[_first_shown(view)].weights, step))
 
 
+STEP_TICKS_UP_TO = 10
+"""The widest step axis (in steps) labelled at every step. Plotly draws at most 10 labels on an axis
+of its own, so on a wider one its spacing is a whole number of steps."""
+
 TICKS_D2_DECADES = 3.0
 """The most decades that the loss chart's log axis labels at 1, 2 and 5 in each (`LossPerStep.ticks`)."""
+
+_SUPERSCRIPTS = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def tick_label(value: float) -> str:
+    """A log axis's label for 1, 2 or 5 times a power of ten, written out in full from 0.001 to
+    50000 (0.002, 50, 20000) and as 2×10⁵ or 10⁻⁶ beyond."""
+    if 1e-3 <= value < 1e5:
+        return f"{value:g}"
+    mantissa, exponent = f"{value:.0e}".split("e")
+    power = f"10{str(int(exponent)).translate(_SUPERSCRIPTS)}"
+    return power if mantissa == "1" else f"{mantissa}×{power}"
+
+
+def log_ticks(low: float, high: float) -> list[float]:
+    """1, 2 and 5 times each power of ten from 10**low to 10**high (log10 units), in order."""
+    values = []
+    for exponent in range(math.floor(low), math.ceil(high) + 1):
+        for mantissa in (1, 2, 5):
+            value = float(f"{mantissa}e{exponent}")  # 2e-3 exactly as written, not 2 * 10.0**-3
+            if low <= math.log10(value) <= high:
+                values.append(value)
+    return values
 
 
 class LossPerStep(Chart):
@@ -591,12 +675,20 @@ class LossPerStep(Chart):
         return layout
 
     def ticks(self, ranges):
-        """Labels at 1, 2 and 5 in each decade, not at every digit as Plotly labels a range of one or two
+        """Labels at 1, 2 and 5 in each decade, written in full (Plotly's "D2" labels wrote 20 and 50
+        as a small 2 and 5 above 10), not at every digit as Plotly labels a range of one or two
         decades; over more decades (a diverging run spans 40), Plotly's own spacing, which thins the
         labels out to whole decades as the range grows: 1, 2 and 5 in each of 40 decades were 124
-        labels drawn over each other."""
+        labels drawn over each other. A range too narrow for three of them gets Plotly's own too."""
         low, high = ranges["yaxis.range"]  # log10 units
-        return {"yaxis.dtick": "D2" if high - low <= TICKS_D2_DECADES else None}
+        values = log_ticks(low, high) if high - low <= TICKS_D2_DECADES else []
+        values = values if len(values) >= 3 else None
+        return {
+            **super().ticks(ranges),
+            "yaxis.tickmode": None if values is None else "array",
+            "yaxis.tickvals": values,
+            "yaxis.ticktext": None if values is None else [tick_label(v) for v in values],
+        }
 
     def series(self, result, view):
         steps = _steps(result.settings.N)
@@ -624,6 +716,7 @@ class LossPerStep(Chart):
 
 class Landscape(Chart):
     name = "landscape"
+    steps_across = False  # weights
     own_ranges = True  # the curve's frame, which a diverging path leaves
     styles = [
         {
@@ -704,9 +797,10 @@ class SumVsMean(Chart):
     def caption(self, result, view):
         s = result.settings
         critical = result.critical_lr
+        larger = "the same: B = 1" if s.B == 1 else f"B = {s.B} times larger"
         return (
             f"lr = {s.lr:.4g}: the mean's step is lr/B = {s.lr / s.B:.4g} in sum terms; "
-            f"critical lr: sum {critical['sum']:.4g}, mean {critical['mean']:.4g} (B = {s.B} times larger)"
+            f"critical lr: sum {critical['sum']:.4g}, mean {critical['mean']:.4g} ({larger})"
         )
 
     def series(self, result, view):
@@ -725,6 +819,7 @@ class SumVsMean(Chart):
 
 class Divergence(Chart):
     name = "divergence"
+    wide = True
     # |factor| >= 0, and 0 and 1 are its landmarks. From 0, the range also keeps through a keyboard
     # step of lr (a factor of 3): around the values alone it shrank and grew back on every step,
     # and each such change is a full redraw instead of a frame.
@@ -753,7 +848,9 @@ class Divergence(Chart):
 
     def layout(self, result, view):
         return base_layout(
-            "Per-step factor: |w − w*| is multiplied by it", "step", "|1 − c·lr·S_k|", width=1200
+            "Per-step factor: each step multiplies the distance to its batch's optimum by it",
+            "step",
+            "|1 − c·lr·S_k|",
         )
 
     def caption(self, result, view):
@@ -782,6 +879,8 @@ CHARTS = {
 }
 
 __all__ = [
+    "BESIDE",
+    "BESIDE_PROJECTOR",
     "BUNDLE_PATH",
     "CHARTS",
     "COLORS",
@@ -794,4 +893,5 @@ __all__ = [
     "plottable",
     "send",
     "shown",
+    "side_by_side",
 ]

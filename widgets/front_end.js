@@ -1,4 +1,4 @@
-// ScanLab's charts: Plotly's widget front end, with three changes (widgets/figures.py: FRONT_END).
+// ScanLab's charts: Plotly's widget front end, with four changes (widgets/figures.py: FRONT_END).
 // A bundle without the methods changed here is used as it is.
 import * as plotly from "./PLOTLY_BUNDLE";
 
@@ -195,6 +195,32 @@ function movePoints(gd, message) {
   // As Plotly.animate does: in the animation frame after the drawing, the one that paints it.
   requestAnimationFrame(() => typeof gd.emit === "function" && gd.emit("plotly_animated"));
   return true;
+}
+
+// 4. A chart follows the width of its place on the page. Its layout has no width
+// (widgets.figures.base_layout), so Plotly draws it as wide as its box; Plotly's view would draw it
+// again when the box changes on Lumino's resize messages, which an anywidget view never gets. A
+// narrower window (a projector, a phone) then cut the chart off. Plots.resize waits 100 ms for the
+// resizing to stop and draws nothing while the chart is hidden (a closed accordion).
+const render = view && view.perform_render;
+if (typeof render === "function") {
+  view.perform_render = function () {
+    const result = render.apply(this, arguments);
+    followWidth(this.el);
+    return result;
+  };
+}
+
+function followWidth(gd) {
+  const Plotly = window.Plotly;
+  if (gd.scanlabFollows || typeof ResizeObserver !== "function" || !Plotly || !Plotly.Plots) return;
+  gd.scanlabFollows = true;
+  let width = gd.clientWidth;
+  new ResizeObserver(() => {
+    if (gd.clientWidth === width) return; // a change of height is the chart's own
+    width = gd.clientWidth;
+    if (gd._fullLayout && !(gd.layout && gd.layout.width)) Plotly.Plots.resize(gd);
+  }).observe(gd);
 }
 
 export default plotly.default;

@@ -34,7 +34,7 @@ import core
 from core import linear, strategies, timing
 from widgets.code import code_view, source_html
 from widgets.controls import Choice, LogSlider, Menu, pin
-from widgets.figures import base_layout, send
+from widgets.figures import base_layout, send, side_by_side
 
 # Okabe-Ito, as the explorer's charts.
 _PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00")
@@ -289,7 +289,7 @@ class LoopsPanel:
                     layout={"flex_flow": "row wrap", "align_items": "center"},
                 ),
                 self.status,
-                ipw.HBox([self.compile_figure, self.run_figure], layout={"flex_flow": "row wrap"}),
+                side_by_side([self.compile_figure, self.run_figure]),
                 self.sync_figure,
                 code_view(
                     [
@@ -579,7 +579,7 @@ class OptaxPanel:
                 ipw.HBox([self.optimizer, self.batch_size, self.seed], layout={"flex_flow": "row wrap"}),
                 ipw.HBox([self.lr, self.steps], layout={"flex_flow": "row wrap"}),
                 self.status,
-                ipw.HBox([self.params_figure, self.loss_figure], layout={"flex_flow": "row wrap"}),
+                side_by_side([self.params_figure, self.loss_figure]),
                 code_view([linear.train_step, linear.loss_fn, linear.make_optimizer, linear._fit_kernel]),
             ]
         )

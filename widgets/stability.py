@@ -79,18 +79,18 @@ class StabilityChart:
     def layout(self, settings: Settings) -> dict:
         title = (
             f"Stability map: where each (lr, B) ends after N = {settings.N} steps from w0 = "
-            f"{settings.w0:.4g}<br><sup>colour: log10 |w_N − w*|; red: diverged; dashed: the critical "
-            "lr of theory; magenta box: the current setting; click a cell to go there</sup>"
+            f"{settings.w0:.4g}<br><sup>colour: log10 |w_N − w*|; orange-red: diverged; dashed: the critical "
+            "lr of theory<br>magenta box: the current setting; click a cell to go there</sup>"
         )
         # The explorer's common layout; its single pair of axes is replaced by one pair per panel.
         layout = base_layout(
             title,
             "",
             "",
-            width=1200,
             height=460,
-            margin={"l": 60, "r": 20, "t": 80, "b": 50},
-            legend={"orientation": "h", "y": -0.16},
+            margin={"l": 60, "r": 20, "t": 95, "b": 50},
+            # The subtitle says what the lines are: a legend would show the white dashes on white.
+            showlegend=False,
             coloraxis={
                 "colorscale": "Viridis",
                 "cmin": _ERROR_RANGE[0],
@@ -135,7 +135,6 @@ class StabilityChart:
                     "mode": "lines",
                     "line": {"color": "#ffffff", "width": 2.5, "dash": "dash"},
                     "name": "critical lr (theory)",
-                    "showlegend": loss == "sum",
                     "hovertemplate": "critical lr %{customdata:.4g}<extra>" + loss + "</extra>",
                     **axes,
                 },
@@ -232,7 +231,7 @@ class StabilityPanel:
 
     @staticmethod
     def _ready_text(settings: Settings) -> str:
-        return f"Stability map for N = {settings.N}, w0 = {settings.w0:.4g}: current."
+        return f"Stability map for N = {settings.N}, w0 = {settings.w0:.4g}: up to date."
 
     def follow(self, settings: Settings) -> None:
         """Move the marker; recompute the map (in the background) when N, w0 or the data changed."""
