@@ -25,7 +25,7 @@ run lab: export MALLOC_ARENA_MAX ?= 2
 # seconds are shut down, checked every CULL_INTERVAL seconds. Left empty, voila.json's values hold
 # (40 kernels, 600 s, 60 s). E.g. `make run MAX_KERNELS=20`.
 MAX_KERNELS ?=
-# Kernels started ahead of visitors (voila.json: 1). Each holds about 165 MB of its own while it waits.
+# Kernels started ahead of visitors (voila.json: 1). Each holds about 145 MB of its own while it waits.
 # After a visitor takes one, or any kernel stops, the pool starts a replacement FILL_DELAY seconds later
 # (Voila: 1). For a class, fill the pool before it starts and keep the refills out of the rush, whose
 # CPU they would share: e.g. `make run POOL_SIZE=30 FILL_DELAY=3600` (README: A class on one machine).
