@@ -646,7 +646,10 @@ def tick_label(value: float) -> str:
 
 
 def log_ticks(low: float, high: float) -> list[float]:
-    """1, 2 and 5 times each power of ten from 10**low to 10**high (log10 units), in order."""
+    """1, 2 and 5 times each power of ten from 10**low to 10**high (log10 units), in order; none
+    for a range that is not finite."""
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return []
     values = []
     for exponent in range(math.floor(low), math.ceil(high) + 1):
         for mantissa in (1, 2, 5):
