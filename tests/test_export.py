@@ -74,8 +74,8 @@ def test_the_html_exports_charts_fit_the_window(browser, tmp_path):
     wide = [i for i, name in enumerate(explorer.figures) if CHARTS[name].wide] + [len(figures) - 1]
     path = tmp_path / "charts.html"
     path.write_text(charts_html(figures, explorer.settings, "http://x/", (), wide))
-    for window in (1280, 700):
-        page = browser.new_page(viewport={"width": window, "height": 900})
+    for window in (1280, 700, 390):  # 390: a phone, which lays out a page without a viewport at 980 px
+        page = browser.new_page(viewport={"width": window, "height": 900}, is_mobile=window == 390)
         page.goto(path.as_uri())
         page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot .main-svg').length >= 6")
         charts = page.evaluate(

@@ -299,6 +299,7 @@ def test_log_tick_labels_are_the_numbers_they_mark():
     assert log_ticks(0.1, 2.9) == [2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0]
     assert log_ticks(-3.5, -2.5) == [0.0005, 0.001, 0.002]
     assert log_ticks(float("nan"), 1.0) == [] and log_ticks(0.0, float("inf")) == []
+    assert all(value > 0 for value in log_ticks(-330.0, -320.0))  # float("1e-324") is 0, whose log raised
     labels = {0.002: "0.002", 5.0: "5", 50.0: "50", 20000.0: "20000", 1e5: "10⁵", 2e5: "2×10⁵"}
     labels |= {1e-6: "10⁻⁶", 5e-7: "5×10⁻⁷", 1e38: "10³⁸"}
     assert {value: tick_label(value) for value in labels} == labels

@@ -156,7 +156,8 @@ def test_a_dashboard_kernel_imports_neither_voila_nor_nbformat():
 def test_optax_runs_only_when_used():
     # core.linear defers Optax (about 5 MB a kernel) until an attribute is read: the Optax panel.
     probe = """
-import sys, widgets.explorer
+import sys, widgets
+widgets.Explorer(background=False).show("trajectory", "loss")  # as a dashboard kernel builds it
 print("optax._src.base" in sys.modules)
 import core
 core.train_linear(*core.linear_data(0, 64), optimizer="adam", steps=3)

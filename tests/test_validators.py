@@ -34,6 +34,18 @@ def test_an_entry_is_parsed_once_and_kept():
     assert table.get("data")["params"]["marker"] == "changed" and len(table) == 1
 
 
+def test_the_table_reads_as_a_dict_and_follows_a_file_that_changed(tmp_path):
+    path = tmp_path / "table.json"
+    path.write_text('{"a": {"x": 1}, "b": [2]}')
+    table = ValidatorTable(path, entry_spans(path.read_text()))
+    assert table["a"] == {"x": 1} and table.get("c") is None
+    with pytest.raises(KeyError):
+        table["c"]
+    # Plotly upgraded under a running kernel: the offsets no longer hold, the new file is read whole.
+    path.write_text('{"c": 3,   "b": ["two"]}')
+    assert table["b"] == ["two"] and table["c"] == 3 and table["a"] == {"x": 1}  # a: parsed before
+
+
 def test_spans_of_any_json_object():
     text = ' {"a\\"b" : {"x": [1, "}"]} ,\n"c":2, "d": "e,f"}\n'
     spans = entry_spans(text)
@@ -41,7 +53,9 @@ def test_spans_of_any_json_object():
     assert entry_spans("{}") == {}
 
 
-@pytest.mark.parametrize("text", ["", "[]", '{"a": 1', '{"a" 1}', '{"a": 1 "b": 2}', '{"a": 1} x', "{1: 2}"])
+@pytest.mark.parametrize(
+    "text", ["", "[]", '{"a": 1', '{"a" 1}', '{"a": 1 "b": 2}', '{"a": 1} x', "{1: 2}", '{"a": 1,}']
+)
 def test_spans_refuse_what_is_not_one_json_object(text):
     with pytest.raises(ValueError):
         entry_spans(text)

@@ -223,6 +223,8 @@ class Explorer:
     ):
         settings, problems = sanitize(settings._asdict())
         self.presentation = presentation
+        # How narrow a chart may be drawn beside another (side_by_side): the projector's need more.
+        self.beside = BESIDE_PROJECTOR if presentation.view == "projector" else BESIDE
         make_figure = figure_widget(bundle_url)
         if presentation.view == "projector":
             make_figure = projector_widget(make_figure)
@@ -273,7 +275,7 @@ class Explorer:
                 self.captions[name] = ipw.HTML(html.escape(text))  # wrapped within its chart's width
                 self.captions[name].add_class("scanlab-caption")
         self.stability = StabilityPanel(self.model, settings, self._pick, make_figure, background=background)
-        self.hood = UnderTheHood(make_figure)
+        self.hood = UnderTheHood(make_figure, self.beside)
         self._show_texts(list(notices) + problems)
         self.controls = self._control_panel()
 
@@ -392,8 +394,7 @@ class Explorer:
         functions that produced them underneath (closed until opened)."""
         views = [self._view(name) for name in names]
         wide = [views[i] for i, name in enumerate(names) if name == "stability" or CHARTS[name].wide]
-        beside = BESIDE_PROJECTOR if self.presentation.view == "projector" else BESIDE
-        charts = side_by_side(views, wide=wide, beside=beside)
+        charts = side_by_side(views, wide=wide, beside=self.beside)
         functions = list(dict.fromkeys(f for name in names for f in CODE[name]))
         return self._projector(ipw.VBox([charts, code_view(functions)]))
 

@@ -74,6 +74,7 @@ def charts_html(figures, settings: Settings, link: str = "", captions=(), wide=(
     anchor = f'<p><a href="{html.escape(link, quote=True)}">Open this run in ScanLab</a></p>' if link else ""
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>ScanLab: {html.escape(file_stem(settings))}</title><style>{_STYLE}</style></head>"
         '<body style="font-family: sans-serif">'
         f"<h1>ScanLab: the training loop as a lax.scan</h1><p>{html.escape(words)}</p>{anchor}"

@@ -127,6 +127,10 @@ def template() -> dict:
     return {"layout": full["layout"], "data": {kind: full["data"][kind] for kind in TRACE_TYPES}}
 
 
+MARGIN = {"l": 60, "r": 20, "t": 60, "b": 45}
+"""The charts' margins in px; a title of two lines (a title and a <sup> line) needs "t" 75."""
+
+
 def base_layout(title: str, x_title: str, y_title: str, y_type: str = "linear", **extra) -> dict:
     return {
         "title": {"text": title, "font": {"size": 15}},
@@ -137,7 +141,7 @@ def base_layout(title: str, x_title: str, y_title: str, y_type: str = "linear", 
         # Plotly measures when it first draws the chart, and the served front end again whenever
         # that place changes width (widgets/front_end.js).
         "height": 380,
-        "margin": {"l": 60, "r": 20, "t": 60, "b": 45},
+        "margin": dict(MARGIN),
         "legend": {"orientation": "h", "y": -0.18},
         "hovermode": "closest",
         **extra,
@@ -444,8 +448,9 @@ FRONT_END = (
     (Path(__file__).parent / "front_end.js").read_text().replace("PLOTLY_BUNDLE", Path(BUNDLE_PATH).name, 1)
 )
 """The module the served charts import (widgets/front_end.js, written by tools/plotly_bundle.py next to
-the bundle): Plotly's widget front end, less the state it sends back after each change, and drawing a
-frame of moved points itself instead of through Plotly.animate."""
+the bundle): Plotly's widget front end, less the state it sends back after each change, drawing a
+frame of moved points itself instead of through Plotly.animate, keeping the traces in their order,
+and drawing a chart again when its box changes width."""
 
 FRONT_END_PATH = f".cache/static/scanlab-figure-{hashlib.sha256(FRONT_END.encode()).hexdigest()[:12]}.js"
 """Where FRONT_END is served from; named by its content, so no browser keeps an older version."""
@@ -654,7 +659,7 @@ def log_ticks(low: float, high: float) -> list[float]:
     for exponent in range(math.floor(low), math.ceil(high) + 1):
         for mantissa in (1, 2, 5):
             value = float(f"{mantissa}e{exponent}")  # 2e-3 exactly as written, not 2 * 10.0**-3
-            if low <= math.log10(value) <= high:
+            if value > 0 and low <= math.log10(value) <= high:  # float("1e-324") is 0
                 values.append(value)
     return values
 
@@ -672,7 +677,11 @@ class LossPerStep(Chart):
 
     def layout(self, result, view):
         layout = base_layout(
-            "Loss of each batch at the weight its step used", "step", "batch loss (log)", y_type="log"
+            "Loss per step<br><sup>each batch's loss at the weight its step used</sup>",
+            "step",
+            "batch loss (log)",
+            y_type="log",
+            margin={**MARGIN, "t": 75},
         )
         layout["yaxis"]["exponentformat"] = "power"  # 10⁵, 10¹⁰, 10¹⁵ (Plotly's own: 100k, 10B, 10¹⁵)
         return layout
@@ -795,7 +804,14 @@ class SumVsMean(Chart):
     ]
 
     def layout(self, result, view):
-        return base_layout("Same lr, sum and mean: the mean's step is lr/B in sum terms", "step", "weight w")
+        # A short title and a smaller line under it: Plotly does not wrap titles, and a long one was cut
+        # off on a phone or beside another chart on a projector.
+        return base_layout(
+            "Same lr, sum and mean<br><sup>the mean's step is lr/B in sum terms</sup>",
+            "step",
+            "weight w",
+            margin={**MARGIN, "t": 75},
+        )
 
     def caption(self, result, view):
         s = result.settings
@@ -851,9 +867,11 @@ class Divergence(Chart):
 
     def layout(self, result, view):
         return base_layout(
-            "Per-step factor: each step multiplies the distance to its batch's optimum by it",
+            "Per-step factor: |1 − c·lr·S_k|<br><sup>each step multiplies the distance to its batch's "
+            "optimum by it</sup>",
             "step",
             "|1 − c·lr·S_k|",
+            margin={**MARGIN, "t": 75},
         )
 
     def caption(self, result, view):

@@ -201,7 +201,9 @@ function movePoints(gd, message) {
 // (widgets.figures.base_layout), so Plotly draws it as wide as its box; Plotly's view would draw it
 // again when the box changes on Lumino's resize messages, which an anywidget view never gets. A
 // narrower window (a projector, a phone) then cut the chart off. Plots.resize waits 100 ms for the
-// resizing to stop and draws nothing while the chart is hidden (a closed accordion).
+// resizing to stop. A box of no width (a closed accordion, a page being left) is not drawn for,
+// and the chart is drawn again when it opens. Each resize is a relayout that Plotly's view reports
+// to the kernel ({autosize: true}), a few messages per chart, only when a box changes width.
 const render = view && view.perform_render;
 if (typeof render === "function") {
   view.perform_render = function () {
@@ -217,9 +219,12 @@ function followWidth(gd) {
   gd.scanlabFollows = true;
   let width = gd.clientWidth;
   new ResizeObserver(() => {
-    if (gd.clientWidth === width) return; // a change of height is the chart's own
-    width = gd.clientWidth;
-    if (gd._fullLayout && !(gd.layout && gd.layout.width)) Plotly.Plots.resize(gd);
+    const now = gd.clientWidth;
+    if (!now || now === width) return; // a change of height is the chart's own
+    width = now;
+    if (!gd._fullLayout || (gd.layout && gd.layout.width)) return;
+    const drawn = Plotly.Plots.resize(gd); // rejects for a chart that is not displayed
+    if (drawn && typeof drawn.catch === "function") drawn.catch(() => {});
   }).observe(gd);
 }
 

@@ -34,7 +34,7 @@ import core
 from core import linear, strategies, timing
 from widgets.code import code_view, source_html
 from widgets.controls import Choice, LogSlider, Menu, pin
-from widgets.figures import base_layout, send, side_by_side
+from widgets.figures import BESIDE, base_layout, send, side_by_side
 
 # Okabe-Ito, as the explorer's charts.
 _PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00")
@@ -85,7 +85,8 @@ class InvariantsPanel:
     """Seed 002's three strategies side by side for a = arange(len), b, with their jaxprs; what
     duplication costs as the sequence grows; one trace for many closed-over learning rates."""
 
-    def __init__(self, figure=go.FigureWidget):
+    def __init__(self, figure=go.FigureWidget, beside: str = BESIDE):
+        del beside  # its one chart has a row to itself; taken as every panel takes it (UnderTheHood)
         self.length = ipw.IntSlider(value=5, min=1, max=12, description="len(a)")
         self.length.tooltip = "a = arange(len(a)), the scanned sequence"
         self.b = ipw.FloatSlider(value=2.0, min=-5.0, max=5.0, step=0.5, description="b")
@@ -236,7 +237,7 @@ class LoopsPanel:
     """Compile and run time against N of the three ways to write the loop, measured on demand in a
     subprocess with a timeout; the controls stay live while it runs, and Stop ends it."""
 
-    def __init__(self, figure=go.FigureWidget):
+    def __init__(self, figure=go.FigureWidget, beside: str = BESIDE):
         self.root = str(Path(core.__file__).resolve().parent.parent)  # where `import core` works
         self.last_returncode: int | None = None
         self.slot_folder: str | None = None  # where the MEASURING_SLOTS lock files live (tests)
@@ -289,7 +290,7 @@ class LoopsPanel:
                     layout={"flex_flow": "row wrap", "align_items": "center"},
                 ),
                 self.status,
-                side_by_side([self.compile_figure, self.run_figure]),
+                side_by_side([self.compile_figure, self.run_figure], beside=beside),
                 self.sync_figure,
                 code_view(
                     [
@@ -511,7 +512,7 @@ class OptaxPanel:
     seed: each parameter and the loss per step. One compile per optimizer, made when the panel is
     built; no slider compiles."""
 
-    def __init__(self, figure=go.FigureWidget):
+    def __init__(self, figure=go.FigureWidget, beside: str = BESIDE):
         self.optimizer = Choice(options=list(core.OPTIMIZERS), value="sgd", description="optimizer")
         self.lr = LogSlider(value=0.1, base=10, min=-4, max=0.5, step=None, description="lr")
         self.lr.readout_format = ".4g"
@@ -579,7 +580,7 @@ class OptaxPanel:
                 ipw.HBox([self.optimizer, self.batch_size, self.seed], layout={"flex_flow": "row wrap"}),
                 ipw.HBox([self.lr, self.steps], layout={"flex_flow": "row wrap"}),
                 self.status,
-                side_by_side([self.params_figure, self.loss_figure]),
+                side_by_side([self.params_figure, self.loss_figure], beside=beside),
                 code_view([linear.train_step, linear.loss_fn, linear.make_optimizer, linear._fit_kernel]),
             ]
         )
@@ -664,10 +665,12 @@ PANELS = {
 
 class UnderTheHood:
     """The panels of `PANELS`, each built the first time its accordion is opened: `panels` holds
-    the built ones by name."""
+    the built ones by name. `figure` makes their charts and `beside` is how narrow one may be drawn
+    beside another (`side_by_side`: the projector view's charts need more)."""
 
-    def __init__(self, figure=go.FigureWidget):
+    def __init__(self, figure=go.FigureWidget, beside: str = BESIDE):
         self._figure = figure
+        self._beside = beside
         self.panels: dict = {}
         self.sections: dict = {}
 
@@ -697,7 +700,7 @@ class UnderTheHood:
             return
         section = self.sections[name]
         try:
-            panel = PANELS[name][1](self._figure)
+            panel = PANELS[name][1](self._figure, beside=self._beside)
         except Exception as error:  # say so in the section; the rest of the page carries on
             words = f"This panel could not be built ({type(error).__name__}: {str(error)[:200]})."
             section.children = [ipw.HTML(_notice(words))]

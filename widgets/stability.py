@@ -78,9 +78,9 @@ class StabilityChart:
 
     def layout(self, settings: Settings) -> dict:
         title = (
-            f"Stability map: where each (lr, B) ends after N = {settings.N} steps from w0 = "
-            f"{settings.w0:.4g}<br><sup>colour: log10 |w_N − w*|; orange-red: diverged; dashed: the critical "
-            "lr of theory<br>magenta box: the current setting; click a cell to go there</sup>"
+            f"Stability map: where each (lr, B) ends after N = {settings.N} steps<br><sup>from w0 = "
+            f"{settings.w0:.4g}; colour: log10 |w_N − w*|; orange-red: diverged; dashed: the critical lr "
+            "of theory<br>magenta box: the current setting; click a cell to go there</sup>"
         )
         # The explorer's common layout; its single pair of axes is replaced by one pair per panel.
         layout = base_layout(

@@ -3,7 +3,7 @@
 Plotly builds the validator of a figure property the first time a figure sets it, from that
 property's entry in plotly/validators/_validators.json. On the first one it loads the whole file
 (10,118 entries, 3.2 MB): about 12 MB of Python objects that a kernel keeps for its whole life,
-for the 250 or so entries the explorer's figures use. `install` gives Plotly a table that knows
+for the 200 or so entries the explorer's figures use. `install` gives Plotly a table that knows
 where each entry lies in the file and parses an entry when Plotly first asks for it.
 """
 
@@ -37,6 +37,8 @@ def entry_spans(text: str) -> dict[str, tuple[int, int]]:
         position = _SPACE.match(text, end).end()
         if text[position : position + 1] == ",":
             position = _SPACE.match(text, position + 1).end()
+            if text[position : position + 1] == "}":
+                raise ValueError(f"the validator table has a ',' before its '}}' at {position}")
         elif text[position : position + 1] != "}":
             raise ValueError(f"the validator table has no ',' or '}}' at {position}")
     if text[_SPACE.match(text, position + 1).end() :]:
@@ -47,21 +49,41 @@ def entry_spans(text: str) -> dict[str, tuple[int, int]]:
 class ValidatorTable(dict):
     """The entries of Plotly's validator table, each parsed from the file when first asked for.
 
-    Plotly reads its table only through `get` (plotly.validator_cache). A parsed entry is kept:
-    Plotly updates the parameters of some entries in place, as it does in its own table."""
+    Plotly reads its table through `get` (plotly.validator_cache); `table[name]` works too. A parsed
+    entry is kept: Plotly updates the parameters of some entries in place, as it does in its own
+    table. Should the file change on disk (Plotly upgraded under running kernels), the rest of it is
+    loaded whole then, instead of read at offsets that no longer hold."""
 
-    def __init__(self, path: Path, spans: dict[str, tuple[int, int]]):
+    def __init__(self, path: Path, spans: dict[str, tuple[int, int]], stamp: tuple | None = None):
         super().__init__()
         self.path = path
         self.spans = spans
+        self.stamp = stamp if stamp is not None else _stamp(path)
+
+    def __missing__(self, name):
+        if name not in self.spans:
+            raise KeyError(name)
+        if _stamp(self.path) != self.stamp:
+            for key, value in json.loads(self.path.read_text(encoding="utf-8")).items():
+                self.setdefault(key, value)
+            self.spans = {}
+            return self[name]
+        start, end = self.spans[name]
+        with self.path.open("rb") as file:  # ASCII (see install): byte and character offsets agree
+            file.seek(start)
+            self[name] = json.loads(file.read(end - start))
+        return dict.__getitem__(self, name)
 
     def get(self, name, default=None):
-        if name not in self and name in self.spans:
-            start, end = self.spans[name]
-            with self.path.open("rb") as file:  # ASCII (see install): byte and character offsets agree
-                file.seek(start)
-                self[name] = json.loads(file.read(end - start))
-        return super().get(name, default)
+        try:
+            return self[name]
+        except KeyError:
+            return default
+
+
+def _stamp(path: Path) -> tuple:
+    stat = path.stat()
+    return stat.st_size, stat.st_mtime_ns
 
 
 def install() -> bool:
@@ -77,11 +99,12 @@ def install() -> bool:
 
     path = Path(plotly.validator_cache.__file__).parent / "validators" / "_validators.json"
     try:
+        stamp = _stamp(path)
         data = path.read_bytes()
         if not data.isascii():
             return False
         spans = entry_spans(data.decode("ascii"))
     except (OSError, ValueError):
         return False
-    ValidatorCache._json_cache = ValidatorTable(path, spans)
+    ValidatorCache._json_cache = ValidatorTable(path, spans, stamp)
     return True
