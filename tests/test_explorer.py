@@ -129,7 +129,11 @@ def test_each_preset_lands_on_its_regime(explorer, preset):
     status = explorer.status.value
     if preset == "diverging":
         assert explorer.result.histories["sum"].diverged_at is not None
-        assert f"diverged at step {explorer.result.histories['sum'].diverged_at}" in status
+        k = explorer.result.histories["sum"].diverged_at
+        assert f"diverged at step {k}" in status
+        # The trajectory marks the weight step k produced, after k + 1 steps, and says so.
+        marker = explorer.figures["trajectory"].data[3]
+        assert marker.x == (k + 1,) and "w after %{x} steps" in marker.hovertemplate
     if preset == "sum-vs-mean":
         assert explorer.result.regimes["mean"] == "monotone"
         moved = {loss: abs(float(h.weights[-1]) - 0.0) for loss, h in explorer.result.histories.items()}

@@ -604,7 +604,13 @@ class Trajectory(Chart):
     name = "trajectory"
     styles = [
         *_WEIGHTS_AND_OPTIMUM,
-        {**_DIVERGED_MARKER, "name": "diverged", "hovertemplate": "diverged: step %{x}<extra></extra>"},
+        # x counts steps taken: the weight past the limit that step k produced stands at k + 1, where
+        # the status and the loss chart say "step k". "diverged: step k + 1" read as a contradiction.
+        {
+            **_DIVERGED_MARKER,
+            "name": "diverged",
+            "hovertemplate": "diverged: w after %{x} steps<extra></extra>",
+        },
         {**_STEP_MARKER, "hovertemplate": "step %{x}<br>w = %{y:.6g}<extra>current</extra>"},
     ]
 
