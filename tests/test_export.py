@@ -11,8 +11,9 @@ import plotly.graph_objects as go
 import pytest
 
 from widgets import Explorer
+from widgets.explorer import WIDE
 from widgets.export import CSV_HEADER, charts_html, run_csv
-from widgets.figures import CHARTS, PROJECTOR
+from widgets.figures import PROJECTOR
 from widgets.settings import DEFAULTS, PRESETS, Presentation, from_query, presentation_from_query
 
 
@@ -71,7 +72,7 @@ def test_the_html_exports_charts_fit_the_window(browser, tmp_path):
     # per-step factors, the map) a row each, and one to a row on a narrow window, none cut off.
     explorer = Explorer(background=False)
     figures = [*explorer.figures.values(), explorer.stability.figure]
-    wide = [i for i, name in enumerate(explorer.figures) if CHARTS[name].wide] + [len(figures) - 1]
+    wide = [i for i, name in enumerate([*explorer.figures, "stability"]) if name in WIDE]
     path = tmp_path / "charts.html"
     path.write_text(charts_html(figures, explorer.settings, "http://x/", (), wide))
     for window in (1280, 700, 390):  # 390: a phone, which lays out a page without a viewport at 980 px

@@ -13,9 +13,9 @@ from ipywidgets.widgets.widget import _remove_buffers
 from widgets import DEFAULTS, Explorer
 from widgets.figures import (
     CHARTS,
+    LOG_TICKS_UP_TO,
     MARKERS_UP_TO,
     STEP_TICKS_UP_TO,
-    TICKS_D2_DECADES,
     FigureWidget,
     axis_range,
     framed,
@@ -280,7 +280,7 @@ def test_the_loss_charts_log_axis_labels_a_wide_range_in_whole_decades(explorer,
     # about 40, where that was 124 labels drawn over each other: Plotly then spaces the labels itself.
     layout = explorer.figures["loss"]._layout["yaxis"]
     low, high = layout["range"]
-    assert high - low <= TICKS_D2_DECADES and layout["tickvals"] == log_ticks(low, high)
+    assert high - low <= LOG_TICKS_UP_TO and layout["tickvals"] == log_ticks(low, high)
     assert layout["tickmode"] == "array"
     assert len(layout["tickvals"]) >= 3 and layout["ticktext"] == [tick_label(v) for v in layout["tickvals"]]
     explorer.apply(DEFAULTS._replace(lr=3.0, N=1000, B=512))  # diverges: losses up to about 1e38

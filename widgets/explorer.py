@@ -156,6 +156,9 @@ def _controls() -> dict:
     }
 
 
+# The charts that take a row of the page to themselves (widgets.figures.side_by_side), the map included.
+WIDE = frozenset({"stability", *(name for name, chart in CHARTS.items() if chart.wide)})
+
 # The core functions behind each chart, shown in the "Code" accordion under it. The main charts all
 # come from one run of the engine's kernel, both losses at once.
 _ENGINE = (training._history_kernel, training._batch_loss_and_grad, training._update)
@@ -393,7 +396,7 @@ class Explorer:
         """The named charts side by side, wrapping on narrow screens, with the source of the core
         functions that produced them underneath (closed until opened)."""
         views = [self._view(name) for name in names]
-        wide = [views[i] for i, name in enumerate(names) if name == "stability" or CHARTS[name].wide]
+        wide = [views[i] for i, name in enumerate(names) if name in WIDE]
         charts = side_by_side(views, wide=wide, beside=self.beside)
         functions = list(dict.fromkeys(f for name in names for f in CODE[name]))
         return self._projector(ipw.VBox([charts, code_view(functions)]))
@@ -493,7 +496,7 @@ class Explorer:
         else:
             figures = [*self.figures.values(), self.stability.figure]
             captions = [CHARTS[name].caption(self.result, self.settings.loss) for name in self.figures]
-            wide = [i for i, name in enumerate(self.figures) if CHARTS[name].wide] + [len(figures) - 1]
+            wide = [i for i, name in enumerate([*self.figures, "stability"]) if name in WIDE]
             page = charts_html(figures, self.settings, self.share.value, captions, wide)
             link = download_link(page, f"{stem}.html", "text/html")
         self.export_links.value = link

@@ -128,7 +128,11 @@ def template() -> dict:
 
 
 MARGIN = {"l": 60, "r": 20, "t": 60, "b": 45}
-"""The charts' margins in px; a title of two lines (a title and a <sup> line) needs "t" 75."""
+"""The charts' margins in px."""
+
+TITLED_MARGIN = {**MARGIN, "t": 75}
+"""The margins of a chart whose title has two lines, a short title and a smaller <sup> line under
+it: Plotly does not wrap titles, and a long one was cut off on a phone or on a projector."""
 
 
 def base_layout(title: str, x_title: str, y_title: str, y_type: str = "linear", **extra) -> dict:
@@ -640,7 +644,7 @@ STEP_TICKS_UP_TO = 10
 """The widest step axis (in steps) labelled at every step. Plotly draws at most 10 labels on an axis
 of its own, so on a wider one its spacing is a whole number of steps."""
 
-TICKS_D2_DECADES = 3.0
+LOG_TICKS_UP_TO = 3.0
 """The most decades that the loss chart's log axis labels at 1, 2 and 5 in each (`LossPerStep.ticks`)."""
 
 _SUPERSCRIPTS = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
@@ -687,7 +691,7 @@ class LossPerStep(Chart):
             "step",
             "batch loss (log)",
             y_type="log",
-            margin={**MARGIN, "t": 75},
+            margin=TITLED_MARGIN,
         )
         layout["yaxis"]["exponentformat"] = "power"  # 10⁵, 10¹⁰, 10¹⁵ (Plotly's own: 100k, 10B, 10¹⁵)
         return layout
@@ -699,7 +703,7 @@ class LossPerStep(Chart):
         labels out to whole decades as the range grows: 1, 2 and 5 in each of 40 decades were 124
         labels drawn over each other. A range too narrow for three of them gets Plotly's own too."""
         low, high = ranges["yaxis.range"]  # log10 units
-        values = log_ticks(low, high) if high - low <= TICKS_D2_DECADES else []
+        values = log_ticks(low, high) if high - low <= LOG_TICKS_UP_TO else []
         values = values if len(values) >= 3 else None
         return {
             **super().ticks(ranges),
@@ -810,13 +814,11 @@ class SumVsMean(Chart):
     ]
 
     def layout(self, result, view):
-        # A short title and a smaller line under it: Plotly does not wrap titles, and a long one was cut
-        # off on a phone or beside another chart on a projector.
         return base_layout(
             "Same lr, sum and mean<br><sup>the mean's step is lr/B in sum terms</sup>",
             "step",
             "weight w",
-            margin={**MARGIN, "t": 75},
+            margin=TITLED_MARGIN,
         )
 
     def caption(self, result, view):
@@ -877,7 +879,7 @@ class Divergence(Chart):
             "optimum by it</sup>",
             "step",
             "|1 − c·lr·S_k|",
-            margin={**MARGIN, "t": 75},
+            margin=TITLED_MARGIN,
         )
 
     def caption(self, result, view):

@@ -203,7 +203,7 @@ function movePoints(gd, message) {
 // narrower window (a projector, a phone) then cut the chart off. Plots.resize waits 100 ms for the
 // resizing to stop. A box of no width (a closed accordion, a page being left) is not drawn for,
 // and the chart is drawn again when it opens. Each resize is a relayout that Plotly's view reports
-// to the kernel ({autosize: true}), a few messages per chart, only when a box changes width.
+// to the kernel ({autosize: true}): at most one message per chart, only when a box changes width.
 const render = view && view.perform_render;
 if (typeof render === "function") {
   view.perform_render = function () {

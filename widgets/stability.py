@@ -19,7 +19,7 @@ import ipywidgets as ipw
 import numpy as np
 import plotly.graph_objects as go
 
-from widgets.figures import COLORS, UNSCALED, base_layout, bounded, send
+from widgets.figures import COLORS, MARGIN, UNSCALED, base_layout, bounded, send
 from widgets.model import LOSSES, MAP_BATCH_SIZES, MAP_LRS, Model
 from widgets.settings import Settings
 
@@ -88,7 +88,7 @@ class StabilityChart:
             "",
             "",
             height=460,
-            margin={"l": 60, "r": 20, "t": 95, "b": 50},
+            margin={**MARGIN, "t": 95, "b": 50},  # a title, then two <sup> lines
             # The subtitle says what the lines are: a legend would show the white dashes on white.
             showlegend=False,
             coloraxis={

@@ -2,8 +2,9 @@
 
 Plotly builds the validator of a figure property the first time a figure sets it, from that
 property's entry in plotly/validators/_validators.json. On the first one it loads the whole file
-(10,118 entries, 3.2 MB): about 12 MB of Python objects that a kernel keeps for its whole life,
-for the 200 or so entries the explorer's figures use. `install` gives Plotly a table that knows
+(10,118 entries, 3.2 MB): 13 MB of Python objects (a process's anonymous memory, before and after a
+json.load of it) that a kernel keeps for its whole life, for the 200 or so entries the explorer's
+figures use. `install` gives Plotly a table that knows
 where each entry lies in the file and parses an entry when Plotly first asks for it.
 """
 
