@@ -86,7 +86,8 @@ PAGE_SCRIPT = r"""
       msg_type: find(/"msg_type"\s*:\s*"([^"]+)"/, head),
       comm_id: find(/"comm_id"\s*:\s*"([^"]+)"/, head),
       data: { method: find(/"method"\s*:\s*"([^"]+)"/, head), keys,
-              figure: /"_py2js_\w+"\s*:\s*\{/.test(head) },
+              figure: /"_py2js_\w+"\s*:\s*\{/.test(head),
+              batch: /"kind"\s*:\s*"scanlab-batch"/.test(head) },
     };
   }
 
@@ -139,9 +140,18 @@ PAGE_SCRIPT = r"""
         if (d.state) {
           e.keys = Object.keys(d.state);
           e.figure = e.keys.some((k) => k.startsWith("_py2js_") && d.state[k] !== null);
+        } else if (d.method === "custom" && d.content && Array.isArray(d.content.messages)) {
+          // widgets/batch.py: the updates of one callback in one message
+          const states = d.content.messages.map((part) => (part[1] && part[1].state) || {});
+          e.keys = [...new Set(states.flatMap((state) => Object.keys(state)))];
+          const drawing = (state) =>
+            Object.keys(state).some((k) => k.startsWith("_py2js_") && state[k] !== null);
+          e.figure = states.some(drawing);
+          e.batch = true;
         } else if (d.keys) {
           e.keys = d.keys;
           e.figure = d.figure;
+          e.batch = d.batch;
         }
       }
       B.ws.push(e);
@@ -617,6 +627,7 @@ def analyse_move(record: dict) -> dict:
         out["last_figure_msg_in"] = figures[-1]["t"] - key
     comm = [m for m in replies if m.get("type") == "comm_msg"]
     out["reply_msgs"] = len(comm)
+    out["reply_batches"] = sum(1 for m in comm if m.get("batch"))
     out["reply_kb"] = sum(m.get("size", 0) for m in comm) / 1024
     back = [m for m in ws if m.get("dir") == "out" and m is not sent and m.get("type") == "comm_msg"]
     out["js_to_kernel_msgs"] = len(back)
@@ -935,6 +946,7 @@ def report(results: dict) -> str:
         ("  of which this benchmark's websocket wrapper", "instrumentation_ms"),
         ("messages from the kernel (comm_msg)", "reply_msgs"),
         ("  their size, KB", "reply_kb"),
+        ("  of them batches of widget updates (widgets/batch.py)", "reply_batches"),
         ("messages to the kernel after the value", "js_to_kernel_msgs"),
         ("  their size, KB", "js_to_kernel_kb"),
     ]

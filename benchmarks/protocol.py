@@ -24,6 +24,10 @@ and so does `Session.open`:
    `echo_update` of the value as received, an `update` per widget whose state the callback changed (a
    clamped value, the status line, each Plotly figure's `_py2js_animate` (or `_py2js_relayout`) with
    its arrays as binary buffers), then `status: idle`. `Session.update` times the message until that idle.
+   Once a page has loaded the explorer's widgets.batch.Batch, the updates of a callback come as one
+   `custom` message to that widget (`{"kind": "scanlab-batch", "messages": [[comm_id, data,
+   buffer count], ...]}`, the buffers in order); this client takes each part as the comm_msg it
+   stands for (`unbatched`).
 7. Leaving the page (`beforeunload`): `POST /voila/api/shutdown/<id>` with the `_xsrf` cookie's value
    as a form field; Voila shuts that kernel down. Stock Voila 0.5.13 never sets that cookie, so the post
    is refused (403, "'_xsrf' argument missing from POST") and the kernel lives until culled;
@@ -161,6 +165,26 @@ class Message:
         channel, parts = unpack(frame)
         header, parent, metadata, content = (json.loads(p) if p else {} for p in parts[:4])
         return cls(channel, header, parent, metadata, content, list(parts[4:]), time.monotonic())
+
+
+BATCH = "scanlab-batch"
+"""widgets.batch.BATCH (not imported: that would import the widgets and JAX into this client)."""
+
+
+def unbatched(message: Message) -> list[Message]:
+    """The widget messages a batch carries (widgets/batch.py), each as the comm_msg it stands for,
+    with the batch's header and parent; any other message as it is."""
+    data = message.content.get("data") if message.msg_type == "comm_msg" else None
+    content = data.get("content") if isinstance(data, dict) and data.get("method") == "custom" else None
+    if not isinstance(content, dict) or content.get("kind") != BATCH:
+        return [message]
+    parts, at = [], 0
+    for comm_id, part, count in content.get("messages", ()):
+        buffers, at = message.buffers[at : at + count], at + count
+        parts.append(
+            dataclasses.replace(message, content={"comm_id": comm_id, "data": part}, buffers=buffers)
+        )
+    return parts
 
 
 @dataclasses.dataclass
@@ -632,7 +656,8 @@ class Session:
                     self.errors.append({"ename": "ClientParseError", "evalue": str(error)})
                     continue
                 self.received += 1
-                self._dispatch(message)
+                for part in unbatched(message):
+                    self._dispatch(part)
                 async with self._changed:
                     self._changed.notify_all()
             self.closed = f"closed by the server ({self._ws.close_code})"

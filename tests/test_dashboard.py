@@ -19,6 +19,7 @@ import pytest
 from playwright.sync_api import Page
 
 import core
+from benchmarks.protocol import Message
 from tests import served
 from tests.reference import batches_for
 from widgets.model import MAP_BATCH_SIZES, MAP_LRS
@@ -37,6 +38,10 @@ def dashboard_url():
         yield server.url
 
 
+def _text(frame) -> str:
+    return frame.decode("utf-8", "replace") if isinstance(frame, bytes) else frame
+
+
 class Dashboard:
     """One page of the dashboard, with the console watched for errors."""
 
@@ -53,20 +58,20 @@ class Dashboard:
         self.page.on("console", self._console)
         self.page.on("dialog", self._dialog)
         self.frames_sent = []  # what the page sent over its websockets
-        self.page.on(
-            "websocket", lambda socket: socket.on("framesent", lambda frame: self.frames_sent.append(frame))
-        )
+        self.frames_received = []  # and what it received
+        self.page.on("websocket", self._watch)
         self.page.goto(url, timeout=60_000)
         self.page.wait_for_function(
             "() => document.querySelectorAll('.js-plotly-plot').length >= 6", timeout=90_000, polling=200
         )
 
+    def _watch(self, socket):
+        socket.on("framesent", lambda frame: self.frames_sent.append(frame))
+        socket.on("framereceived", lambda frame: self.frames_received.append(frame))
+
     def sent(self, text: str) -> int:
         """How many of the frames the page sent over its websockets contain `text`."""
-        return sum(
-            text in (frame.decode("utf-8", "replace") if isinstance(frame, bytes) else frame)
-            for frame in self.frames_sent
-        )
+        return sum(text in _text(frame) for frame in self.frames_sent)
 
     def _dialog(self, dialog):
         self.errors.append(f"a dialog opened: {dialog.message}")  # an injected alert()
@@ -229,6 +234,35 @@ def test_first_page_shows_the_default_run(dashboard):
         dashboard.page.set_viewport_size({"width": 1280, "height": 3200})
         dashboard.page.wait_for_timeout(1500)
         dashboard.page.screenshot(path=SCREENSHOT)
+
+
+def test_a_move_reaches_the_page_as_one_message(dashboard):
+    # widgets/batch.py: the kernel's answer to a slider move is its echo of the value and one batch
+    # holding every widget's change (six charts, captions, status, share link), which the page hands
+    # to each widget as if it had come alone.
+    captions = dashboard.page.locator(".scanlab-caption").all_inner_texts()
+    link = dashboard.page.locator(".widget-text", has_text="share link").locator("input")
+    share = link.input_value()
+    before = dashboard.trajectory()
+    handle = dashboard.slider("lr").locator(".noUi-handle")
+    handle.focus()
+    dashboard.count_animations()
+    start = len(dashboard.frames_received)
+    handle.press("ArrowRight")
+    dashboard.wait_for_trajectory_change(before)
+    dashboard.page.wait_for_timeout(500)
+    received = [Message.from_frame(frame) for frame in dashboard.frames_received[start:]]
+    widget_messages = [m.content["data"] for m in received if m.msg_type == "comm_msg"]
+    assert [data["method"] for data in widget_messages] == ["echo_update", "custom"], widget_messages
+    batch = widget_messages[1]["content"]
+    assert batch["kind"] == "scanlab-batch" and len(batch["messages"]) >= 10
+    # Every chart drew its frame, as Plotly draws the same data from scratch; the texts followed.
+    counts = dashboard.animations()
+    assert len(counts) == 6 and all(c["animated"] == 1 for c in counts), counts
+    assert dashboard.redrawn_differently() == []
+    after = dashboard.page.locator(".scanlab-caption").all_inner_texts()
+    assert len(after) == len(captions) >= 2 and all(a != b for a, b in zip(after, captions, strict=True))
+    assert link.input_value() != share
 
 
 def test_the_page_asks_nothing_of_other_hosts(dashboard):

@@ -15,7 +15,7 @@ if "VOILA_SERVER_URL" in os.environ and not {"plotly", "nbformat"} & sys.modules
     finally:
         del sys.modules["nbformat"]
 
-from widgets import validators
+from widgets import batch, validators
 from widgets.exercise import exercise
 from widgets.explorer import Explorer
 from widgets.settings import DEFAULTS, PRESETS, Settings, from_query, sanitize, to_query
@@ -23,5 +23,7 @@ from widgets.settings import DEFAULTS, PRESETS, Settings, from_query, sanitize, 
 # Before the first figure is built (importing these builds none): Plotly then parses the entries of
 # its validator table that figures use, not the whole table.
 validators.install()
+# Widget messages made inside a widgets.batch.Batch go as one (the explorer's callbacks).
+batch.install()
 
 __all__ = ["DEFAULTS", "PRESETS", "Explorer", "Settings", "exercise", "from_query", "sanitize", "to_query"]

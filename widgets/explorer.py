@@ -20,6 +20,7 @@ import plotly.graph_objects as go
 from core import stability, theory, training
 from serving.heap import return_freed_memory
 from serving.preheat import wait_for_request
+from widgets.batch import Batch, batched
 from widgets.code import code_view
 from widgets.controls import Choice, LogSlider, pin
 from widgets.export import CSV_HEADER, charts_html, download_link, file_stem, run_csv
@@ -232,6 +233,7 @@ class Explorer:
         if presentation.view == "projector":
             make_figure = projector_widget(make_figure)
         self.model = model if model is not None else Model()
+        self.batch = Batch()  # each callback's widget changes go to the page as one message
         self.result: Result = self.model.compute(settings)
         self.base_url = base_url
         self.step = settings.N  # playback position: the weight after this many steps
@@ -421,6 +423,7 @@ class Explorer:
         finally:
             self._busy = False
 
+    @batched
     def apply(self, settings: Settings) -> None:
         """Set every control at once (a preset, a test) and recompute once."""
         with self._quietly():
@@ -444,6 +447,7 @@ class Explorer:
 
     # Callbacks --------------------------------------------------------------------------------
 
+    @batched
     def _on_input(self, change=None) -> None:
         if self._busy:
             return
@@ -458,6 +462,7 @@ class Explorer:
         self.stability.follow(settings)
         self._show_texts(notices)
 
+    @batched
     def _on_view(self, change=None) -> None:
         if self._busy:
             return
@@ -468,6 +473,7 @@ class Explorer:
         self._render(settings.loss)
         self._show_texts(notices)
 
+    @batched
     def _on_step(self, change) -> None:
         if self._busy:
             return  # a new result is being drawn, marker included
@@ -480,6 +486,7 @@ class Explorer:
         """A click on the stability map: go to that cell's lr and B."""
         self.apply(self.settings._replace(lr=lr, B=b))
 
+    @batched
     def _on_script(self, change=None) -> None:
         shown = self.script_button.value
         self.script_box.layout.display = "flex" if shown else "none"
@@ -488,6 +495,7 @@ class Explorer:
             self.script_text.value = script
             self.script_links.value = _script_links(script)
 
+    @batched
     def _export(self, kind: str) -> None:
         """A download link for the current run: its numbers (CSV) or every chart (HTML)."""
         stem = file_stem(self.settings)

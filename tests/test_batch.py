@@ -1,0 +1,224 @@
+"""widgets.batch: the widget changes of a callback go to the page as one message, which the page
+hands to each widget as if it had come alone (the browser half: tests/test_dashboard.py)."""
+
+import threading
+
+import ipywidgets as ipw
+import numpy as np
+import pytest
+from ipywidgets.widgets.widget import _instances
+
+from benchmarks import protocol
+from widgets import Explorer, batch
+from widgets.batch import BATCH, READY, Batch
+
+
+class Comm:
+    """A comm that keeps what is sent through it, into a log shared by every comm of a test."""
+
+    kernel = True
+
+    def __init__(self, comm_id, log):
+        self.comm_id, self.log = comm_id, log
+
+    def send(self, data=None, buffers=None, **_):
+        self.log.append((self.comm_id, data, [bytes(b) for b in buffers or ()]))
+
+    def on_msg(self, *_):
+        pass
+
+    def close(self, *_, **__):
+        pass
+
+
+@pytest.fixture
+def log():
+    return []
+
+
+def watched(widget, log, name):
+    widget.comm = Comm(name, log)
+    return widget
+
+
+def live(log) -> Batch:
+    hub = watched(Batch(), log, "batch")
+    hub._on_front_end(hub, {"kind": READY}, [])
+    return hub
+
+
+def parts(message):
+    """The (comm id, data, buffers) a batch message stands for (the browser's reading of it)."""
+    comm_id, data, buffers = message
+    content = data["content"]
+    assert data["method"] == "custom" and content["kind"] == BATCH and comm_id == "batch"
+    out, at = [], 0
+    for part_id, part, count in content["messages"]:
+        out.append((part_id, part, buffers[at : at + count]))
+        at += count
+    assert at == len(buffers)
+    return out
+
+
+def test_installed_once_and_quiet_outside_a_batch(log):
+    batch.install()
+    batch.install()
+    assert ipw.Widget._send is batch._batching_send and batch._send.__module__.startswith("ipywidgets")
+    hub = live(log)
+    a, b = watched(ipw.Label(), log, "a"), watched(ipw.Label(), log, "b")
+    a.value, b.value = "1", "2"
+    assert [(i, d["state"]) for i, d, _ in log] == [("a", {"value": "1"}), ("b", {"value": "2"})]
+    assert hub.live
+
+
+def test_a_batch_is_one_message_of_the_same_parts_in_order(log):
+    hub = live(log)
+    labels = [watched(ipw.Label(), log, name) for name in "abc"]
+    array = np.arange(4.0)
+    figure = watched(ipw.Widget(), log, "f")
+
+    def change():
+        labels[0].value = "x"
+        figure._send({"method": "update", "state": {"y": {}}, "buffer_paths": [["y"]]}, [array.data])
+        labels[1].value = "y"
+        labels[0].value = "z"
+
+    change()
+    alone = list(log)
+    labels[0].value = labels[1].value = ""
+    log.clear()
+    with hub:
+        change()
+        array[:] = -1  # after its message was made: the batch keeps what was sent
+        assert log == []  # nothing until the batch ends
+    [message] = log
+    assert parts(message) == [(i, d, b) for i, d, b in alone] and len(alone) == 4
+    assert parts(message)[1][2] == [np.arange(4.0).tobytes()]
+
+
+def test_nothing_is_collected_before_the_page_has_the_batch_code(log):
+    hub = watched(Batch(), log, "batch")
+    labels = [watched(ipw.Label(), log, name) for name in "ab"]
+    for content in ({"kind": "other"}, "ready", None, {"kind": [READY]}):
+        hub._on_front_end(hub, content, [])  # a visitor can send the widget anything
+    with hub:
+        labels[0].value, labels[1].value = "1", "2"
+        assert len(log) == 2
+    assert not hub.live and [i for i, *_ in log] == ["a", "b"]
+
+
+def test_one_message_goes_as_it_is_and_none_sends_nothing(log):
+    hub = live(log)
+    label = watched(ipw.Label(), log, "a")
+    with hub:
+        pass
+    assert log == []
+    with hub:
+        label.value = "1"
+    assert log == [("a", {"method": "update", "state": {"value": "1"}, "buffer_paths": []}, [])]
+
+
+def test_nested_batches_join_the_outermost(log):
+    hub, other = live(log), live(log)
+    labels = [watched(ipw.Label(), log, name) for name in "abc"]
+    with hub:
+        labels[0].value = "1"
+        with other, hub:
+            labels[1].value = "2"
+        assert log == []
+        labels[2].value = "3"
+    [message] = log
+    assert [i for i, *_ in parts(message)] == ["a", "b", "c"]
+
+
+def test_other_messages_keep_their_place(log):
+    hub = live(log)
+    labels = [watched(ipw.Label(), log, name) for name in "ab"]
+    with hub:
+        labels[0].value = "1"
+        labels[1].value = "2"
+        labels[0].send({"custom": 1})  # not an update: what came before goes first
+        labels[1].value = "3"
+    assert [i for i, *_ in log] == ["batch", "a", "b"]
+    assert [i for i, *_ in parts(log[0])] == ["a", "b"] and log[1][1]["method"] == "custom"
+
+
+def test_an_error_still_sends_what_was_changed(log):
+    hub = live(log)
+    labels = [watched(ipw.Label(), log, name) for name in "ab"]
+    with pytest.raises(ZeroDivisionError), hub:
+        labels[0].value = "1"
+        labels[1].value = "2"
+        raise ZeroDivisionError
+    assert [i for i, *_ in parts(log[0])] == ["a", "b"]
+    labels[0].value = "after"  # the batch is over
+    assert log[-1][0] == "a"
+
+
+def test_another_thread_is_not_in_the_batch(log):
+    hub = live(log)
+    labels = [watched(ipw.Label(), log, name) for name in "ab"]
+    with hub:
+        labels[0].value = "1"
+        thread = threading.Thread(target=setattr, args=(labels[1], "value", "2"))
+        thread.start()
+        thread.join()
+        assert [i for i, *_ in log] == ["b"]
+    assert [i for i, *_ in log] == ["b", "a"]
+
+
+def test_a_closed_widget_is_left_out(log):
+    hub = live(log)
+    labels = [watched(ipw.Label(), log, name) for name in "abc"]
+    with hub:
+        for label in labels:
+            label.value = "1"
+        labels[1].comm = None
+    assert [i for i, *_ in parts(log[0])] == ["a", "c"]
+
+
+@pytest.mark.parametrize("move", [{"lr": 0.03}, {"B": 64}, {"N": 40}, {"loss": "both"}, {"w0": 1.0}])
+def test_an_explorer_move_is_one_message_of_what_it_sent_alone(move):
+    # The same move on two explorers, one batching: the batch carries the same updates, in order.
+    (name, value), logs = next(iter(move.items())), {}
+    for batching in (False, True):
+        log = logs[batching] = []
+        known = set(_instances)
+        explorer = Explorer(background=False)
+        # Every widget the explorer made, named by the order it was made in (the same in both).
+        made = [widget for model_id, widget in list(_instances.items()) if model_id not in known]
+        for k, widget in enumerate(made):
+            watched(widget, log, f"widget {k}")
+        explorer.batch.comm.comm_id = "batch"
+        if batching:
+            explorer.batch._on_front_end(explorer.batch, {"kind": READY}, [])
+        explorer.inputs[name].value = value
+        for widget in made:
+            widget.comm = None
+    # The control's own value goes first, set in the kernel here (from a page: its echo).
+    own, *alone = [(i, d) for i, d, _ in logs[False]]
+    assert own[1]["method"] == "update" and logs[True][0][:2] == own
+    [message] = logs[True][1:]
+    assert [(i, d) for i, d, _ in parts(message)] == alone
+    figures = [i for i, d in alone if any(key.startswith("_py2js_") for key in d["state"])]
+    assert len(figures) >= 5 and len(alone) > len(figures)  # the charts, and texts
+
+
+def test_the_protocol_client_reads_a_batch_as_its_parts(log):
+    assert protocol.BATCH == BATCH
+    hub = live(log)
+    labels = [watched(ipw.Label(), log, name) for name in "ab"]
+    figure = watched(ipw.Widget(), log, "f")
+    with hub:
+        labels[0].value = "1"
+        figure._send({"method": "update", "state": {"y": {}}, "buffer_paths": [["y"]]}, [b"12345678"])
+        labels[1].value = "2"
+    comm_id, data, buffers = log[0]
+    header = {"msg_type": "comm_msg", "msg_id": "m"}
+    content = {"comm_id": comm_id, "data": data}
+    message = protocol.Message("iopub", header, {"msg_id": "p"}, {}, content, buffers, 0.0)
+    read = protocol.unbatched(message)
+    assert [(m.content["comm_id"], m.content["data"], m.buffers) for m in read] == parts(log[0])
+    assert all(m.header == header and m.parent_id == "p" for m in read)
+    other = protocol.Message("iopub", header, {}, {}, {"comm_id": "a", "data": {"method": "update"}}, [], 0.0)
+    assert protocol.unbatched(other) == [other]
