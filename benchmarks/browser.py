@@ -73,7 +73,7 @@ PAGE_SCRIPT = r"""
 (() => {
   if (window.__bench) return;
   const B = (window.__bench = {
-    ws: [], keys: [], ap: [], charts: [], longtasks: [], nav: { first: null, all: null, drawn: 0 },
+    ws: [], keys: [], ap: [], dom: [], charts: [], longtasks: [], nav: { first: null, all: null, drawn: 0 },
     expected: __EXPECTED__, move: null, hookMs: 0,
   });
   const BIG = __BIG__;  // message bodies parsed whole up to this size; larger ones only skimmed
@@ -192,6 +192,9 @@ PAGE_SCRIPT = r"""
         gd.__bench = i;
         B.charts.push(gd);
         for (const event of DRAWN) gd.on(event, () => B.ap.push([performance.now(), i]));
+        // When the chart's elements last changed: timed as the echo's label is (a mutation).
+        new MutationObserver(() => B.dom.push([performance.now(), i])).observe(
+          gd, { subtree: true, childList: true, attributes: true, characterData: true });
       }
     }
     return B.charts.length;
@@ -212,7 +215,8 @@ PAGE_SCRIPT = r"""
   if (B.expected !== 0) requestAnimationFrame(tick);  // 0: a page without charts
 
   const start = (extra) => (B.move = {
-    keyIdx: B.keys.length, wsIdx: B.ws.length, apIdx: B.ap.length, ltIdx: B.longtasks.length,
+    keyIdx: B.keys.length, wsIdx: B.ws.length, apIdx: B.ap.length, domIdx: B.dom.length,
+    ltIdx: B.longtasks.length,
     hookMs: B.hookMs, changed: null, framed: null, ...extra,
   });
   B.armEcho = (selector) => {
@@ -252,8 +256,8 @@ PAGE_SCRIPT = r"""
   B.collect = () => {
     const m = B.move;
     return { key: B.keys[m.keyIdx], keys: B.keys.slice(m.keyIdx), ws: B.ws.slice(m.wsIdx),
-             ap: B.ap.slice(m.apIdx), longtasks: B.longtasks.slice(m.ltIdx), changed: m.changed, n: m.n,
-             framed: m.framed,
+             ap: B.ap.slice(m.apIdx), dom: B.dom.slice(m.domIdx), longtasks: B.longtasks.slice(m.ltIdx),
+             changed: m.changed, n: m.n, framed: m.framed,
              origin: performance.timeOrigin, hookMs: B.hookMs - m.hookMs,
              titles: B.charts.map((gd) => B.title(gd).split(/[:=]/)[0].trim()) };
   };
@@ -609,6 +613,10 @@ def analyse_move(record: dict) -> dict:
             out[f"chart {chart + 1}: {record['titles'][chart]}"] = t - key
         out["done"] = max(lasts.values()) - key
         out["afterplots"] = len(record["ap"])
+        # The same move timed as the echo's is: each chart's elements' last change (a mutation).
+        changed = {chart: t for t, chart in record.get("dom", ()) if t >= key}
+        if len(changed) == len(lasts):
+            out["dom_done"] = max(changed.values()) - key
     if sent is None:
         return out
     out["sent"] = sent["t"] - key
@@ -908,6 +916,8 @@ def report(results: dict) -> str:
     echo, explorer = moves["echo"], moves["explorer"]
     framed = {stat: (echo.get("framed") or {}).get(stat, math.nan) for stat in ("median", "p95")}
     framed_ratio = {stat: explorer["done"][stat] / framed[stat] for stat in framed}
+    dom = {stat: (explorer.get("dom_done") or {}).get(stat, math.nan) for stat in ("median", "p95")}
+    dom_ratio = {stat: dom[stat] / echo["done"][stat] for stat in dom}
     lines = [
         f"ScanLab browser benchmark, {results['when']}, {os.cpu_count()} CPUs, load average "
         f"{load['start'][0]:.1f} at the start, {load['end'][0]:.1f} at the end",
@@ -926,6 +936,10 @@ def report(results: dict) -> str:
         f"{framed['p95']:7.1f}",
         f"  ratio explorer / that (the charts' events come in one too)    {framed_ratio['median']:7.2f} "
         f"{framed_ratio['p95']:7.2f}",
+        f"  explorer, to the last change of the charts' elements          {dom['median']:7.1f} "
+        f"{dom['p95']:7.1f}",
+        f"  ratio that / echo (both timed by a mutation of the page)      {dom_ratio['median']:7.2f} "
+        f"{dom_ratio['p95']:7.2f}",
         "",
         "where an explorer move goes, median ms after the keydown (echo alongside)     explorer    echo",
     ]
