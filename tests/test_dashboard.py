@@ -240,12 +240,20 @@ def test_a_move_reaches_the_page_as_one_message(dashboard):
     # widgets/batch.py: the kernel's answer to a slider move is its echo of the value and one batch
     # holding every widget's change (six charts, captions, status, share link), which the page hands
     # to each widget as if it had come alone.
+    handle = dashboard.slider("lr").locator(".noUi-handle")
+    handle.focus()
+    for key in ("ArrowRight", "ArrowLeft"):  # the axes' ranges then hold both values' points
+        before = dashboard.trajectory()
+        handle.press(key)
+        dashboard.wait_for_trajectory_change(before)
+    dashboard.page.wait_for_timeout(500)
+    before = dashboard.trajectory()
     captions = dashboard.page.locator(".scanlab-caption").all_inner_texts()
     link = dashboard.page.locator(".widget-text", has_text="share link").locator("input")
     share = link.input_value()
-    before = dashboard.trajectory()
-    handle = dashboard.slider("lr").locator(".noUi-handle")
-    handle.focus()
+    # A mark the plot would paint over: Plotly styles every marker of a trace it draws.
+    marker = "() => document.querySelectorAll('.js-plotly-plot')[4].querySelector('.scatterlayer path.point')"
+    dashboard.page.evaluate(f"() => {{ ({marker})().style.fill = 'rgb(1, 2, 3)'; }}")
     dashboard.count_animations()
     start = len(dashboard.frames_received)
     handle.press("ArrowRight")
@@ -260,6 +268,9 @@ def test_a_move_reaches_the_page_as_one_message(dashboard):
     counts = dashboard.animations()
     assert len(counts) == 6 and all(c["animated"] == 1 for c in counts), counts
     assert dashboard.redrawn_differently() == []
+    # The per-step factors' markers were moved, not drawn again (widgets/front_end.js, markersPlaced).
+    assert counts[4]["title"].startswith("Per-step factor")
+    assert dashboard.page.evaluate(f"() => ({marker})().style.fill") == "rgb(1, 2, 3)"
     after = dashboard.page.locator(".scanlab-caption").all_inner_texts()
     assert len(after) == len(captions) >= 2 and all(a != b for a, b in zip(after, captions, strict=True))
     assert link.input_value() != share

@@ -17,7 +17,8 @@ for (const name of ["_sendTraceDeltas", "_sendLayoutDelta"]) {
 // 13 of the 31 ms that five charts took per move in Chromium on a 2-core machine (measured on their
 // own, outside the dashboard). Here only the moved
 // traces are computed again (what Plotly's doCalcdata does for a scatter trace) and drawn by Plotly's
-// own cartesian plot, which is what Plotly.animate ends with. In a figure with heatmaps too (the
+// own cartesian plot, which is what Plotly.animate ends with; markers that only moved are moved
+// without being styled again (markersPlaced). In a figure with heatmaps too (the
 // stability map, whose current-setting box is a scatter trace), the scatter module draws the moved
 // traces itself: the cartesian plot given only those would drop the heatmaps' layer, and
 // Plotly.animate recomputed the whole map's defaults (7 ms a move). Anything else (another field, a
@@ -173,7 +174,14 @@ function movePoints(gd, message) {
   // With transition options the cartesian module redraws these traces alone; without, it would
   // replot the figure with these traces only. Given none that it can draw, it would remove the
   // chart's every line.
-  const drawn = traces.filter((index) => full[index].visible === true);
+  let drawn = traces.filter((index) => full[index].visible === true);
+  // Only when every moved trace is one: Plotly's plot with transition options draws every trace
+  // group of the layer, and a moved trace left out of it lost its markers.
+  const placed = drawn.map((index) => markersPlaced(gd, full[index], gd.calcdata[index]));
+  if (drawn.length && placed.every(Boolean)) {
+    placed.forEach((place) => place());
+    drawn = [];
+  }
   const transition = { duration: 0, easing: "linear", ordering: "layout first" };
   if (!hasOthers(gd)) {
     if (drawn.length) gd._fullLayout._basePlotModules[0].plot(gd, drawn, transition);
@@ -195,6 +203,43 @@ function movePoints(gd, message) {
   // As Plotly.animate does: in the animation frame after the drawing, the one that paints it.
   requestAnimationFrame(() => typeof gd.emit === "function" && gd.emit("plotly_animated"));
   return true;
+}
+
+// A trace of markers alone, each styled the same, whose points only moved: each marker is put at its
+// new place as Plotly's scatter plot does (Drawing.translatePoint), without styling it again. The plot
+// styles every marker of a moved trace anew (Drawing.singlePointStyle): 2.5 of the 5.4 ms that
+// Plotly's drawing took per slider move, for the per-step factors' 100 markers (Chromium's profiler,
+// benchmarks.browser --profile). The function that places them, or null when anything else
+// changes (a marker that appears, goes or cannot be placed): then the plot draws the trace.
+const STYLES = ["color", "size", "symbol", "opacity", "angle"];
+function markersPlaced(gd, trace, calcdata) {
+  const marker = trace.marker, line = marker && marker.line;
+  if (trace.type !== "scatter" || trace.mode !== "markers" || !marker || trace.fill !== "none") return null;
+  if (trace.selectedpoints || marker.maxdisplayed || trace._needsCull || trace.customdata) return null;
+  if (STYLES.some((key) => Array.isArray(marker[key])) || (line && (Array.isArray(line.color) ||
+      Array.isArray(line.width)))) return null;
+  const plotinfo = gd._fullLayout._plots[trace.xaxis + trace.yaxis];
+  // Not d3's select, which gives the layer its parent's data: the plot's data join then lost a trace.
+  const layer = plotinfo && !plotinfo.layerClipId && plotinfo.plot && typeof plotinfo.plot.node === "function" &&
+    plotinfo.plot.node().querySelector("g.scatterlayer");
+  if (!layer) return null;
+  const group = [...layer.children].find(
+    (g) => g.__data__ && g.__data__[0] && g.__data__[0].trace === trace
+  );
+  const points = group && group.querySelector("g.points");
+  const nodes = points ? points.querySelectorAll("path.point") : [];
+  if (!nodes.length || nodes.length !== calcdata.length) return null;
+  const xa = plotinfo.xaxis, ya = plotinfo.yaxis;
+  const places = calcdata.map((point) => [xa.c2p(point.x), ya.c2p(point.y)]);
+  if (!places.every(([x, y]) => Number.isFinite(x) && Number.isFinite(y))) return null;
+  return () => {
+    group.__data__ = points.__data__ = calcdata; // as the plot binds them (d3's select passes data down)
+    nodes.forEach((node, i) => {
+      const [x, y] = places[i];
+      node.__data__ = calcdata[i];
+      node.setAttribute("transform", x || y ? `translate(${x},${y})` : "");
+    });
+  };
 }
 
 // 4. A chart follows the width of its place on the page. Its layout has no width
