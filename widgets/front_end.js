@@ -78,18 +78,21 @@ function updateInstead(figureView, message) {
 
 // 3. Traces stay in their order. Plotly's scatter plot puts the moved traces above the others (d3's
 // order() on the moved ones alone): after the first move, a dashed line of w* lay under the run's
-// line. After each frame the chart's trace groups are put back in the figure's order.
+// line. After each frame the chart's trace groups are put back in the figure's order: at once after
+// a frame drawn here (movePoints), after Plotly.animate's when it emits plotly_animated.
 function keepTraceOrder(gd) {
   if (gd.scanlabKeepsOrder || typeof gd.on !== "function") return;
   gd.scanlabKeepsOrder = true;
-  gd.on("plotly_animated", () => {
-    for (const layer of gd.querySelectorAll(".scatterlayer")) {
-      const groups = [...layer.children];
-      const index = (group) => (group.__data__ && group.__data__[0] && group.__data__[0].trace.index) || 0;
-      const sorted = [...groups].sort((a, b) => index(a) - index(b));
-      if (sorted.some((group, i) => group !== groups[i])) layer.append(...sorted);
-    }
-  });
+  gd.on("plotly_animated", () => sortTraces(gd));
+}
+
+function sortTraces(gd) {
+  for (const layer of gd.querySelectorAll(".scatterlayer")) {
+    const groups = [...layer.children];
+    const index = (group) => (group.__data__ && group.__data__[0] && group.__data__[0].trace.index) || 0;
+    const sorted = [...groups].sort((a, b) => index(a) - index(b));
+    if (sorted.some((group, i) => group !== groups[i])) layer.append(...sorted);
+  }
 }
 
 // Whether the chart, as drawn, has traces other than scatter ones (the map's heatmaps).
@@ -199,6 +202,7 @@ function movePoints(gd, message) {
       trace._module.plot(gd, gd._fullLayout._plots[subplot], calcdata, scatterLayer(gd, trace), transition);
     }
   }
+  if (drawn.length) sortTraces(gd);
   if (typeof gd._fullLayout._rehover === "function") gd._fullLayout._rehover(); // an open hover label
   // As Plotly.animate does: in the animation frame after the drawing, the one that paints it.
   requestAnimationFrame(() => typeof gd.emit === "function" && gd.emit("plotly_animated"));
