@@ -48,7 +48,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.protocol import CHART_DRAWN, CHROMIUM, CHROMIUM_ARGS, free_port
+from benchmarks.protocol import BATCH, CHART_DRAWN, CHROMIUM, CHROMIUM_ARGS, free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = "/voila/render/app.ipynb"
@@ -76,6 +76,7 @@ PAGE_SCRIPT = r"""
     ws: [], keys: [], ap: [], dom: [], charts: [], longtasks: [], nav: { first: null, all: null, drawn: 0 },
     expected: __EXPECTED__, move: null, hookMs: 0,
   });
+  const BATCH = __BATCH__;  // widgets.batch.BATCH
   const BIG = __BIG__;  // message bodies parsed whole up to this size; larger ones only skimmed
   const text = new TextDecoder();
   const u64 = (view, at) => view.getUint32(at, true) + view.getUint32(at + 4, true) * 2 ** 32;
@@ -87,7 +88,7 @@ PAGE_SCRIPT = r"""
       comm_id: find(/"comm_id"\s*:\s*"([^"]+)"/, head),
       data: { method: find(/"method"\s*:\s*"([^"]+)"/, head), keys,
               figure: /"_py2js_\w+"\s*:\s*\{/.test(head),
-              batch: /"kind"\s*:\s*"scanlab-batch"/.test(head) },
+              batch: head.includes(`"${BATCH}"`) },
     };
   }
 
@@ -140,7 +141,7 @@ PAGE_SCRIPT = r"""
         if (d.state) {
           e.keys = Object.keys(d.state);
           e.figure = e.keys.some((k) => k.startsWith("_py2js_") && d.state[k] !== null);
-        } else if (d.method === "custom" && d.content && Array.isArray(d.content.messages)) {
+        } else if (d.method === "custom" && d.content && d.content.kind === BATCH) {
           // widgets/batch.py: the updates of one callback in one message
           const states = d.content.messages.map((part) => (part[1] && part[1].state) || {});
           e.keys = [...new Set(states.flatMap((state) => Object.keys(state)))];
@@ -452,6 +453,7 @@ class Page:
         self.context.add_init_script(
             PAGE_SCRIPT.replace("__EXPECTED__", json.dumps(expected))
             .replace("__BIG__", str(BIG_MESSAGE))
+            .replace("__BATCH__", json.dumps(BATCH))
             .replace("__DRAWN__", json.dumps(CHART_DRAWN))
         )
         self.page = self.context.new_page()
@@ -615,7 +617,7 @@ def analyse_move(record: dict) -> dict:
         out["afterplots"] = len(record["ap"])
         # The same move timed as the echo's is: each chart's elements' last change (a mutation).
         changed = {chart: t for t, chart in record.get("dom", ()) if t >= key}
-        if len(changed) == len(lasts):
+        if changed.keys() == lasts.keys():
             out["dom_done"] = max(changed.values()) - key
     if sent is None:
         return out

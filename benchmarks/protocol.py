@@ -26,8 +26,10 @@ and so does `Session.open`:
    its arrays as binary buffers), then `status: idle`. `Session.update` times the message until that idle.
    Once a page has loaded the explorer's widgets.batch.Batch, the updates of a callback come as one
    `custom` message to that widget (`{"kind": "scanlab-batch", "messages": [[comm_id, data,
-   buffer count], ...]}`, the buffers in order); this client takes each part as the comm_msg it
-   stands for (`unbatched`).
+   buffer count], ...]}`, the buffers in order). This client never loads it, so a kernel that only
+   this client speaks to sends each update alone (`make load`'s sessions measure that); where a
+   page shares the kernel (tests/test_protocol.py's browser test), the client takes each part of a
+   batch as the comm_msg it stands for (`unbatched`).
 7. Leaving the page (`beforeunload`): `POST /voila/api/shutdown/<id>` with the `_xsrf` cookie's value
    as a form field; Voila shuts that kernel down. Stock Voila 0.5.13 never sets that cookie, so the post
    is refused (403, "'_xsrf' argument missing from POST") and the kernel lives until culled;

@@ -68,7 +68,7 @@ def test_installed_once_and_quiet_outside_a_batch(log):
     a, b = watched(ipw.Label(), log, "a"), watched(ipw.Label(), log, "b")
     a.value, b.value = "1", "2"
     assert [(i, d["state"]) for i, d, _ in log] == [("a", {"value": "1"}), ("b", {"value": "2"})]
-    assert hub.live
+    assert hub.live and log[0][1]["method"] == "update"
 
 
 def test_a_batch_is_one_message_of_the_same_parts_in_order(log):
@@ -167,6 +167,88 @@ def test_another_thread_is_not_in_the_batch(log):
     assert [i for i, *_ in log] == ["b", "a"]
 
 
+def test_threads_batching_at_once_keep_their_own_changes(log):
+    hub = live(log)
+    labels = [watched(ipw.Label(), log, name) for name in "abcd"]
+    entered, done = threading.Event(), threading.Event()
+
+    def other():
+        with hub:
+            labels[2].value = "3"
+            entered.set()
+            done.wait(5)
+            labels[3].value = "4"
+
+    thread = threading.Thread(target=other)
+    with hub:
+        labels[0].value = "1"
+        thread.start()
+        entered.wait(5)
+        labels[1].value = "2"
+    done.set()
+    thread.join()
+    assert [[i for i, *_ in parts(message)] for message in log] == [["a", "b"], ["c", "d"]]
+
+
+def test_flush_sends_what_came_before(log):
+    hub = live(log)
+    labels = [watched(ipw.Label(), log, name) for name in "abc"]
+    hub.flush()  # outside a batch: nothing to send
+    with hub:
+        labels[0].value = "1"
+        labels[1].value = "2"
+        hub.flush()
+        assert [i for i, *_ in parts(log[0])] == ["a", "b"]
+        labels[2].value = "3"
+    assert [i for i, *_ in log] == ["batch", "c"]
+
+
+def test_a_closed_batch_sends_each_change_alone(log):
+    hub = live(log)
+    labels = [watched(ipw.Label(), log, name) for name in "ab"]
+    with hub:
+        labels[0].value = "1"
+        hub.comm = None  # closed (Widget.close_all() in a notebook)
+        labels[1].value = "2"
+    assert [i for i, *_ in log] == ["a", "b"]
+    with hub:
+        labels[0].value, labels[1].value = "3", "4"
+    assert [i for i, *_ in log] == ["a", "b", "a", "b"]
+
+
+def test_the_map_says_computing_before_its_worker_draws(log):
+    # The map's worker sends from its own thread, outside the callback's batch: the batch goes first.
+    known = set(_instances)
+    explorer = Explorer()  # the map in the background, as on a page
+    made = [widget for model_id, widget in list(_instances.items()) if model_id not in known]
+    try:
+        for k, widget in enumerate(made):
+            watched(widget, log, f"widget {k}")
+        explorer.batch.comm.comm_id = "batch"
+        status = explorer.stability.status.model_id
+        explorer.batch._on_front_end(explorer.batch, {"kind": READY}, [])
+        log.clear()
+        show_texts = explorer._show_texts
+
+        def slow(*args):  # the callback's last step waits until the worker has drawn the map
+            explorer.stability.wait()
+            show_texts(*args)
+
+        explorer._show_texts = slow
+        explorer.inputs["N"].value = 40
+        sent = [part for message in log for part in (parts(message) if message[0] == "batch" else [message])]
+        texts = [data["state"]["value"] for i, data, _ in sent if i == status]
+        assert [text.startswith("<i>Computing") for text in texts] == [True, False], texts
+        # The new map itself came after "Computing…" too.
+        figure = explorer.stability.figure.model_id
+        drawn = [k for k, (i, data, _) in enumerate(sent) if i == figure and "_py2js_update" in data["state"]]
+        computing = next(k for k, (i, data, _) in enumerate(sent) if i == status)
+        assert drawn and computing < drawn[0], (computing, drawn)
+    finally:
+        for widget in made:
+            widget.comm = None
+
+
 def test_a_closed_widget_is_left_out(log):
     hub = live(log)
     labels = [watched(ipw.Label(), log, name) for name in "abc"]
@@ -194,6 +276,7 @@ def test_an_explorer_move_is_one_message_of_what_it_sent_alone(move):
             explorer.batch._on_front_end(explorer.batch, {"kind": READY}, [])
         explorer.inputs[name].value = value
         for widget in made:
+            _instances.pop(widget.model_id, None)
             widget.comm = None
     # The control's own value goes first, set in the kernel here (from a page: its echo).
     own, *alone = [(i, d) for i, d, _ in logs[False]]

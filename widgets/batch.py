@@ -6,20 +6,23 @@ relays it and the browser about 1 ms on a 2-core machine (a bare echo page whose
 labels answers in 24 ms, one label in 13 ms). Inside `with batch:` (`Batch`), the kernel collects
 the `update` messages of every widget and sends them when the outermost `with` ends, as one custom
 message to the Batch widget. Its front end (BATCH_ESM) hands each one, in order, to its widget's
-model as if it had come alone, so the widgets' own code (ipywidgets', Plotly's) receives exactly
-what it would have: the kernel's widget state and the browser's agree as before.
+model through the model's own message handler, as if it had come alone, so the widgets' own code
+(ipywidgets', Plotly's) receives what it would have: the kernel's widget state and the browser's
+agree as before.
 
 A Batch collects nothing until its front end has said that it is there (a page that cannot load it
 gets every message as before), and a single message goes as it is. Any other message sent during a
 batch (a custom message, an echo) first sends what was collected, so nothing is reordered. A widget
 created during a batch is opened at once, before the changes collected: nothing can refer to it
-before it exists. `install` puts the collection into ipywidgets' `Widget._send`; it changes nothing
-outside a batch.
+before it exists. Messages another thread sends (the stability map's worker) are not collected: a
+change that must reach the page before them is sent first (`Batch.flush`). `install` puts the
+collection into ipywidgets' `Widget._send`; it changes nothing outside a batch.
 """
 
 from __future__ import annotations
 
 import contextvars
+import dataclasses
 import functools
 
 import anywidget
@@ -30,12 +33,22 @@ READY = "scanlab-ready"
 
 BATCH_ESM = """
 // widgets/batch.py: a batch of widget messages from the kernel, each handed to its widget's model
-// as if it had come alone, in the order they were sent. Models are looked up once.
+// as if it had come alone, in the order they were sent. A model is looked up once; until every
+// model of a batch is known, batches wait for each other in order.
 export default {
   initialize({ model }) {
     const manager = model.widget_manager;
     const models = new Map();
-    let delivered = Promise.resolve();
+    let waiting = 0, queue = Promise.resolve();
+    const deliver = (parts) => {
+      for (const [id, data, own] of parts) {
+        try {
+          models.get(id)._handle_comm_msg({ content: { comm_id: id, data }, buffers: own });
+        } catch (error) {
+          console.warn("ScanLab: a batched widget message was not delivered:", id, error);
+        }
+      }
+    };
     model.on("msg:custom", (content, buffers) => {
       if (!content || content.kind !== "__BATCH__" || !Array.isArray(content.messages)) return;
       const parts = [];
@@ -44,23 +57,41 @@ export default {
         parts.push([id, data, (buffers || []).slice(at, at + count)]);
         at += count;
       }
-      delivered = delivered.then(async () => {
-        for (const [id, data, own] of parts) {
-          try {
-            if (!models.has(id)) models.set(id, await manager.get_model(id));
-            models.get(id)._handle_comm_msg({ content: { comm_id: id, data }, buffers: own });
-          } catch (error) {
-            console.warn("ScanLab: a batched widget message was not delivered:", id, error);
+      // At once, as a message that came alone is handled, when nothing waits and the models are known.
+      if (!waiting && parts.every(([id]) => models.has(id))) return deliver(parts);
+      waiting++;
+      queue = queue
+        .then(async () => {
+          for (const [id] of parts) {
+            if (!models.has(id)) {
+              try {
+                models.set(id, await manager.get_model(id));
+              } catch (error) {
+                console.warn("ScanLab: a batched widget message has no widget:", id, error);
+              }
+            }
           }
-        }
-      });
+          deliver(parts.filter(([id]) => models.has(id)));
+        })
+        .finally(() => waiting--);
     });
     model.send({ kind: "__READY__" });
   },
 };
 """.replace("__BATCH__", BATCH).replace("__READY__", READY)
 
-_ACTIVE: contextvars.ContextVar[Batch | None] = contextvars.ContextVar("scanlab_batch", default=None)
+
+@dataclasses.dataclass
+class _Collection:
+    """What one thread's outermost `with` collects (a thread has a context of its own)."""
+
+    batch: Batch
+    token: contextvars.Token | None = None
+    depth: int = 0
+    messages: list = dataclasses.field(default_factory=list)  # (widget, msg, buffers)
+
+
+_ACTIVE: contextvars.ContextVar[_Collection | None] = contextvars.ContextVar("scanlab_batch", default=None)
 
 
 class Batch(anywidget.AnyWidget):
@@ -72,8 +103,6 @@ class Batch(anywidget.AnyWidget):
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         self.live = False  # whether a front end has this widget's code: then it collects
-        self._messages: list[tuple[ipw.Widget, dict, list]] = []
-        self._tokens: list[contextvars.Token | None] = []
         self.on_msg(self._on_front_end)
 
     def _on_front_end(self, _widget, content, _buffers) -> None:
@@ -81,36 +110,44 @@ class Batch(anywidget.AnyWidget):
             self.live = True
 
     def __enter__(self) -> Batch:
-        # Only the outermost `with` in this context collects; a thread has a context of its own.
-        self._tokens.append(_ACTIVE.set(self) if _ACTIVE.get() is None else None)
+        collection = _ACTIVE.get()
+        if collection is None:
+            collection = _Collection(self)
+            collection.token = _ACTIVE.set(collection)
+        collection.depth += 1
         return self
 
     def __exit__(self, *exc_info) -> None:
-        token = self._tokens.pop()
-        if token is not None:
-            _ACTIVE.reset(token)
-            self.flush()  # also after an error: the changes made so far are the widgets' state
-
-    def collect(self, widget: ipw.Widget, msg: dict, buffers) -> bool:
-        """Keep `widget`'s message for the batch; False when it must go now."""
-        if not self.live or widget is self or msg.get("method") != "update":
-            return False
-        if not _connected(widget):
-            return True  # ipywidgets would send it nowhere
-        # Copied: the arrays behind them may change before the batch goes.
-        self._messages.append((widget, msg, [bytes(memoryview(b)) for b in buffers or ()]))
-        return True
+        collection = _ACTIVE.get()
+        collection.depth -= 1
+        if collection.depth == 0:
+            _ACTIVE.reset(collection.token)
+            _flush(collection)  # also after an error: the changes made so far are the widgets' state
 
     def flush(self) -> None:
-        """Send what was collected: one message as it is, more as one message to the front end."""
-        messages, self._messages = self._messages, []
-        messages = [(w, msg, buffers) for w, msg, buffers in messages if _connected(w)]  # not closed since
-        if len(messages) == 1:
-            _send(*messages[0])
-        elif messages:
-            content = {"kind": BATCH, "messages": [[w.model_id, msg, len(b)] for w, msg, b in messages]}
-            buffers = [b for *_, own in messages for b in own]
-            _send(self, {"method": "custom", "content": content}, buffers)
+        """Send now what this thread's batch has collected so far (before work that another thread
+        finishes with messages of its own, which must come after them)."""
+        collection = _ACTIVE.get()
+        if collection is not None:
+            _flush(collection)
+
+    def _collects(self) -> bool:
+        return self.live and _connected(self)
+
+
+def _flush(collection: _Collection) -> None:
+    """Send what was collected: one message as it is, more as one message to the batch's front end
+    (or each as it is, when that has closed)."""
+    messages, collection.messages = collection.messages, []
+    messages = [(w, msg, buffers) for w, msg, buffers in messages if _connected(w)]  # not closed since
+    batch = collection.batch
+    if len(messages) == 1 or not _connected(batch):
+        for message in messages:
+            _send(*message)
+    elif messages:
+        content = {"kind": BATCH, "messages": [[w.model_id, msg, len(b)] for w, msg, b in messages]}
+        buffers = [b for *_, own in messages for b in own]
+        _send(batch, {"method": "custom", "content": content}, buffers)
 
 
 def _connected(widget) -> bool:
@@ -120,11 +157,15 @@ def _connected(widget) -> bool:
 
 
 def _batching_send(widget, msg, buffers=None):
-    batch = _ACTIVE.get()
-    if batch is not None:
-        if batch.collect(widget, msg, buffers):
+    collection = _ACTIVE.get()
+    if collection is not None:
+        batch = collection.batch
+        if msg.get("method") == "update" and widget is not batch and batch._collects():
+            if _connected(widget):  # else ipywidgets would send it nowhere
+                # Copied: the arrays behind them may change before the batch goes.
+                collection.messages.append((widget, msg, [bytes(memoryview(b)) for b in buffers or ()]))
             return
-        batch.flush()  # what came before goes first
+        _flush(collection)  # what came before goes first
     _send(widget, msg, buffers)
 
 

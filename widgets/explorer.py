@@ -279,7 +279,9 @@ class Explorer:
             if text := chart.caption(self.result, settings.loss):
                 self.captions[name] = ipw.HTML(html.escape(text))  # wrapped within its chart's width
                 self.captions[name].add_class("scanlab-caption")
-        self.stability = StabilityPanel(self.model, settings, self._pick, make_figure, background=background)
+        self.stability = StabilityPanel(
+            self.model, settings, self._pick, make_figure, background=background, batch=self.batch
+        )
         self.hood = UnderTheHood(make_figure, self.beside)
         self._show_texts(list(notices) + problems)
         self.controls = self._control_panel()

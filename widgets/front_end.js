@@ -220,8 +220,10 @@ function markersPlaced(gd, trace, calcdata) {
   const marker = trace.marker, line = marker && marker.line;
   if (trace.type !== "scatter" || trace.mode !== "markers" || !marker || trace.fill !== "none") return null;
   if (trace.selectedpoints || marker.maxdisplayed || trace._needsCull || trace.customdata) return null;
-  if (STYLES.some((key) => Array.isArray(marker[key])) || (line && (Array.isArray(line.color) ||
-      Array.isArray(line.width)))) return null;
+  if (marker.angleref === "previous" || trace._nexttrace) return null; // placed by their neighbours
+  if ((trace.error_x && trace.error_x.visible) || (trace.error_y && trace.error_y.visible)) return null;
+  const many = (value) => Array.isArray(value) || ArrayBuffer.isView(value); // a style per marker
+  if (STYLES.some((key) => many(marker[key])) || (line && (many(line.color) || many(line.width)))) return null;
   const plotinfo = gd._fullLayout._plots[trace.xaxis + trace.yaxis];
   // Not d3's select, which gives the layer its parent's data: the plot's data join then lost a trace.
   const layer = plotinfo && !plotinfo.layerClipId && plotinfo.plot && typeof plotinfo.plot.node === "function" &&
@@ -239,8 +241,11 @@ function markersPlaced(gd, trace, calcdata) {
   return () => {
     group.__data__ = points.__data__ = calcdata; // as the plot binds them (d3's select passes data down)
     nodes.forEach((node, i) => {
-      const [x, y] = places[i];
-      node.__data__ = calcdata[i];
+      const [x, y] = places[i], point = calcdata[i], before = node.__data__;
+      // What styling the marker left on its point (its radius and whether it is open, which hover
+      // reads), the same for a marker styled the same.
+      if (before) for (const key of Object.keys(before)) if (!(key in point)) point[key] = before[key];
+      node.__data__ = point;
       node.setAttribute("transform", x || y ? `translate(${x},${y})` : "");
     });
   };

@@ -214,9 +214,12 @@ class StabilityPanel:
     (lr, B) of a clicked cell.
     """
 
-    def __init__(self, model: Model, settings: Settings, pick, widget=go.FigureWidget, background=True):
+    def __init__(
+        self, model: Model, settings: Settings, pick, widget=go.FigureWidget, background=True, batch=None
+    ):
         self.model = model
         self._pick = pick
+        self._batch = batch  # the caller's widgets.batch.Batch, if its changes go as one message
         self._lock = threading.Lock()
         self._wanted = Model.map_key(settings)  # the key of the newest request
         self._settings = settings
@@ -253,6 +256,8 @@ class StabilityPanel:
                 "(the sliders stay live)"
             )
             CHART.update_marker(self.figure, settings)
+        if self._batch is not None:  # "Computing…" reaches the page before the worker's map
+            self._batch.flush()
         self._future = self._executor.submit(self._compute, key, settings)
 
     def _compute(self, key, settings: Settings, settle: float = SETTLE_S) -> None:
