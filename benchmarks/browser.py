@@ -92,6 +92,9 @@ PAGE_SCRIPT = r"""
     };
   }
 
+  // A widget state that carries a Plotly message (a chart redrawn).
+  const drawing = (state) => Object.keys(state).some((k) => k.startsWith("_py2js_") && state[k] !== null);
+
   function decode(u8) {  // a Uint8Array: v1.kernel.websocket.jupyter.org, else the older binary framing
     const view = new DataView(u8.buffer, u8.byteOffset, u8.byteLength);
     const n = u64(view, 0);
@@ -140,13 +143,11 @@ PAGE_SCRIPT = r"""
         e.method = d.method;
         if (d.state) {
           e.keys = Object.keys(d.state);
-          e.figure = e.keys.some((k) => k.startsWith("_py2js_") && d.state[k] !== null);
+          e.figure = drawing(d.state);
         } else if (d.method === "custom" && d.content && d.content.kind === BATCH) {
           // widgets/batch.py: the updates of one callback in one message
           const states = d.content.messages.map((part) => (part[1] && part[1].state) || {});
           e.keys = [...new Set(states.flatMap((state) => Object.keys(state)))];
-          const drawing = (state) =>
-            Object.keys(state).some((k) => k.startsWith("_py2js_") && state[k] !== null);
           e.figure = states.some(drawing);
           e.batch = true;
         } else if (d.keys) {

@@ -178,8 +178,10 @@ function movePoints(gd, message) {
   // replot the figure with these traces only. Given none that it can draw, it would remove the
   // chart's every line.
   let drawn = traces.filter((index) => full[index].visible === true);
-  // Only when every moved trace is one: Plotly's plot with transition options draws every trace
-  // group of the layer, and a moved trace left out of it lost its markers.
+  // Only when every moved trace is one, so that the plot is not called at all (the per-step
+  // factors and their step marker): placing some traces and plotting the others was not kept, as
+  // it was never shown to draw what Plotly.newPlot draws (its first try lost a trace, through the
+  // d3 select that markersPlaced no longer uses).
   const placed = drawn.map((index) => markersPlaced(gd, full[index], gd.calcdata[index]));
   if (drawn.length && placed.every(Boolean)) {
     placed.forEach((place) => place());
