@@ -33,13 +33,15 @@ POOL_SIZE ?=
 FILL_DELAY ?=
 CULL_IDLE_TIMEOUT ?=
 CULL_INTERVAL ?=
-# The page template with its stopped-kernel notice and busy page, the kernel cap, and the `_xsrf`
-# cookie that lets a closing tab shut its kernel down. On the command line, not in voila.json: Voila's
+# The page template with its stopped-kernel notice and busy page, the kernel cap, the `_xsrf`
+# cookie that lets a closing tab shut its kernel down, and the dashboard's own kernel (no debugger,
+# no docstrings: serving/dashboard_kernel.py). On the command line, not in voila.json: Voila's
 # server extension (Binder, JupyterHub) reads voila.json too, and has neither `serving` on its path
 # nor the template. `python -m voila` puts the repository on the server's path; Voila finds
 # templates on JUPYTER_PATH.
 SERVING = --template=scanlab \
   --VoilaConfiguration.multi_kernel_manager_class=serving.kernels.CappedKernelManager \
+  --VoilaConfiguration.kernel_spec_manager_class=serving.kernels.DashboardKernelSpecManager \
   --Voila.identity_provider_class=serving.identity.XsrfCookieIdentityProvider \
   $(if $(MAX_KERNELS),--CappedKernelManager.max_kernels=$(MAX_KERNELS)) \
   $(if $(POOL_SIZE),--VoilaConfiguration.default_pool_size=$(POOL_SIZE)) \

@@ -48,7 +48,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.protocol import BATCH, CHART_DRAWN, CHROMIUM, CHROMIUM_ARGS, free_port
+from benchmarks.protocol import BATCH, CHART_DRAWN, CHROMIUM, CHROMIUM_ARGS, free_port, is_kernel
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = "/voila/render/app.ipynb"
@@ -406,7 +406,7 @@ class Server:
         count = 0
         for p in self._tree():
             try:
-                count += "ipykernel" in " ".join(p.cmdline())
+                count += is_kernel(p.cmdline())
             except Exception:  # gone meanwhile
                 pass
         return count

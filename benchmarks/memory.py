@@ -5,9 +5,10 @@ nothing.
 
     JAX_PLATFORMS=cpu .venv/bin/python -m benchmarks.memory [--pages 3] [--json PATH]
 
-Kernels are the `ipykernel_launcher` processes under this server, including the preheated one waiting
-in the pool for the next visitor. It starts its own `make run` (one notebook, as a class gets it):
-benchmarks.browser's server serves the whole folder, where Voila preheats a kernel for every notebook.
+Kernels are the kernel processes under this server (`benchmarks.protocol.is_kernel`), including the
+preheated one waiting in the pool for the next visitor. It starts its own `make run` (one notebook, as
+a class gets it): benchmarks.browser's server serves the whole folder, where Voila preheats a kernel
+for every notebook.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from benchmarks.protocol import CHROMIUM_ARGS, free_port
+from benchmarks.protocol import CHROMIUM_ARGS, free_port, is_kernel
 
 ROOT = Path(__file__).resolve().parent.parent
 QUERY = "?N=1000&B=512&lr=0.001"
@@ -44,7 +45,7 @@ def _kernels(server: subprocess.Popen) -> list[int]:
     pids = []
     for process in psutil.Process(server.pid).children(recursive=True):
         try:
-            if "ipykernel_launcher" in " ".join(process.cmdline()):
+            if is_kernel(process.cmdline()):
                 pids.append(process.pid)
         except psutil.NoSuchProcess:
             pass

@@ -779,6 +779,13 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def is_kernel(cmdline: list[str]) -> bool:
+    """Whether a process's command line is a kernel's: make run's (serving/dashboard_kernel.py, from
+    serving/kernelspecs) or the stock one's (`python -m ipykernel_launcher`)."""
+    line = " ".join(cmdline)
+    return "dashboard_kernel.py" in line or "ipykernel_launcher" in line
+
+
 def stop_group(process: subprocess.Popen, pids=(), timeout: float = 30.0) -> None:
     """Stop a server started with start_new_session: SIGTERM to its process group, SIGKILL after
     `timeout`. Then each kernel among `pids` (processes seen under it) that is still running 10 s
@@ -798,7 +805,7 @@ def stop_group(process: subprocess.Popen, pids=(), timeout: float = 30.0) -> Non
     for pid in sorted(pids):
         with contextlib.suppress(psutil.NoSuchProcess):
             kernel = psutil.Process(pid)
-            if "ipykernel_launcher" not in " ".join(kernel.cmdline()):
+            if not is_kernel(kernel.cmdline()):
                 continue
             with contextlib.suppress(psutil.TimeoutExpired):
                 kernel.wait(max(deadline - time.monotonic(), 0.1))
@@ -861,7 +868,7 @@ class Server:
         with contextlib.suppress(psutil.NoSuchProcess):
             for child in psutil.Process(self.process.pid).children(recursive=True):
                 with contextlib.suppress(psutil.NoSuchProcess):
-                    if "ipykernel_launcher" in " ".join(child.cmdline()):
+                    if is_kernel(child.cmdline()):
                         found.append(child)
         self._seen.update(p.pid for p in found)
         return found

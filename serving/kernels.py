@@ -1,7 +1,9 @@
-"""At most `max_kernels` kernels at once, the preheated one included."""
+"""At most `max_kernels` kernels at once, the preheated one included; the dashboard's own kernel."""
 
 import asyncio
+import os
 
+from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_server.services.kernels.kernelmanager import AsyncMappingKernelManager
 from tornado import web
 from traitlets import Integer
@@ -81,3 +83,14 @@ def _kernel_of(task: asyncio.Task) -> str | None:
     if not task.done() or task.cancelled() or task.exception() is not None:
         return None
     return task.result().get("kernel_id")
+
+
+KERNELSPECS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernelspecs")
+
+
+class DashboardKernelSpecManager(KernelSpecManager):
+    """jupyter_client's kernel specs, with serving/kernelspecs searched first: its `python3`, the
+    notebook's kernel, runs `dashboard_kernel.py` (ipykernel without its debugger, under -OO)."""
+
+    def _kernel_dirs_default(self) -> list[str]:
+        return [KERNELSPECS, *super()._kernel_dirs_default()]

@@ -244,3 +244,20 @@ def test_make_run_sets_the_pool_and_its_refill_delay(tmp_path, variables, pool_s
     manager = manager_class(parent=Server(config=app.config))
     assert manager.kernel_pools_config["default"]["pool_size"] == pool_size
     assert manager.fill_delay == fill_delay
+
+
+def test_make_run_serves_the_dashboard_kernel(tmp_path):
+    # Voila's kernel specs, built as Voila builds them from make run's command line: app.ipynb's
+    # python3 runs serving/dashboard_kernel.py under -OO (no docstrings), not ipykernel_launcher.
+    from jupyter_client import KernelManager
+    from voila.app import Voila
+
+    printed = _make_run(tmp_path, 'printf "%s\\n" "$@"')
+    app = Voila()
+    app.parse_command_line(printed[printed.index("app.ipynb") + 1 :])
+    specs = import_item(app.config.VoilaConfiguration.kernel_spec_manager_class)()
+    notebook_kernel = json.loads((ROOT / "app.ipynb").read_text())["metadata"]["kernelspec"]["name"]
+    command = KernelManager(kernel_name=notebook_kernel, kernel_spec_manager=specs).format_kernel_cmd()
+    assert command[:2] == [sys.executable, "-OO"]
+    assert Path(command[2]).resolve() == ROOT / "serving" / "dashboard_kernel.py"
+    assert specs.get_kernel_spec(notebook_kernel).metadata.get("debugger") is False
