@@ -11,6 +11,7 @@ from ipywidgets.widgets.widget import _instances
 from benchmarks import protocol
 from widgets import Explorer, batch
 from widgets.batch import BATCH, READY, Batch
+from widgets.hood import UnderTheHood
 
 
 class Comm:
@@ -287,6 +288,65 @@ def test_an_explorer_move_is_one_message_of_what_it_sent_alone(move):
     assert [(i, d) for i, d, _ in parts(message)] == alone
     figures = [i for i, d in alone if any(key.startswith("_py2js_") for key in d["state"])]
     assert len(figures) >= 5 and len(alone) > len(figures)  # the charts, and texts
+
+
+@pytest.mark.parametrize(
+    ("panel", "control", "value"),
+    [("invariants", "length", 9), ("invariants", "b", -1.5), ("optax", "lr", 0.03), ("optax", "steps", 50)],
+)
+def test_a_hood_move_is_one_message_of_what_it_sent_alone(panel, control, value):
+    # The hood's panels batch with the explorer's Batch, as the explorer's own callbacks do.
+    logs = {}
+    for batching in (False, True):
+        log = logs[batching] = []
+        known = set(_instances)
+        hub = Batch()
+        built = UnderTheHood(batch=hub).open(panel)
+        made = [widget for model_id, widget in list(_instances.items()) if model_id not in known]
+        for k, widget in enumerate(made):
+            watched(widget, log, f"widget {k}")
+        hub.comm.comm_id = "batch"
+        if batching:
+            hub._on_front_end(hub, {"kind": READY}, [])
+        getattr(built, control).value = value
+        for widget in made:
+            _instances.pop(widget.model_id, None)
+            widget.comm = None
+    own, *alone = [(i, d) for i, d, _ in logs[False]]
+    assert own[1]["method"] == "update" and logs[True][0][:2] == own
+    [message] = logs[True][1:]
+    assert [(i, d) for i, d, _ in parts(message)] == alone and len(alone) >= 3
+
+
+def test_measure_says_starting_before_its_thread_draws(log, monkeypatch):
+    # The loops panel's measuring thread sends from its own thread, outside Measure's batch: what
+    # Measure changed goes first, even when the thread sends before Measure's callback has ended.
+    known = set(_instances)
+    hub = Batch()
+    loops = UnderTheHood(batch=hub).open("loops")
+    made = [widget for model_id, widget in list(_instances.items()) if model_id not in known]
+
+    class JoinedOnStart(threading.Thread):
+        def start(self):
+            super().start()
+            if self.name == "loop-timing":
+                self.join(30)  # the whole measurement inside Measure's callback
+
+    try:
+        for k, widget in enumerate(made):
+            watched(widget, log, f"widget {k}")
+        hub.comm.comm_id = "batch"
+        hub._on_front_end(hub, {"kind": READY}, [])
+        loops._run = lambda ns, timeout: setattr(loops.status, "value", "measured")
+        monkeypatch.setattr(threading, "Thread", JoinedOnStart)
+        loops.measure()
+        sent = [part for message in log for part in (parts(message) if message[0] == "batch" else [message])]
+        status = loops.status.model_id
+        texts = [data["state"]["value"] for i, data, _ in sent if i == status and "value" in data["state"]]
+        assert [text.startswith("<i>Starting") for text in texts] == [True, False], texts
+    finally:
+        for widget in made:
+            widget.comm = None
 
 
 def test_the_protocol_client_reads_a_batch_as_its_parts(log):

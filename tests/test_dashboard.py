@@ -490,11 +490,18 @@ def test_under_the_hood_panels_open_and_answer(dashboard):
     page.get_by_text("After 200 steps of adam").wait_for(timeout=10_000)
     steps = page.locator(".widget-slider").filter(has=page.locator("label", has_text=re.compile("^steps$")))
     readout = steps.locator(".widget-readout")
+    start = len(dashboard.frames_received)
     readout.fill("50")
     readout.press("Enter")
     page.get_by_text("After 50 steps of adam").wait_for(timeout=10_000)
     loss = dashboard.trace_y("Minibatch loss before each step")
     assert len(loss) == 50 and all(v > 0 for v in loss)
+    # The panel's charts and status came as one batch (the explorer's), after the value's echo.
+    page.wait_for_timeout(500)
+    received = [Message.from_frame(frame) for frame in dashboard.frames_received[start:]]
+    widget_messages = [m.content["data"] for m in received if m.msg_type == "comm_msg"]
+    assert [data["method"] for data in widget_messages] == ["echo_update", "custom"], widget_messages
+    assert widget_messages[1]["content"]["kind"] == "scanlab-batch"
 
 
 HOSTILE_LINKS = [

@@ -282,7 +282,7 @@ class Explorer:
         self.stability = StabilityPanel(
             self.model, settings, self._pick, make_figure, background=background, batch=self.batch
         )
-        self.hood = UnderTheHood(make_figure, self.beside)
+        self.hood = UnderTheHood(make_figure, self.beside, batch=self.batch)
         self._show_texts(list(notices) + problems)
         self.controls = self._control_panel()
 

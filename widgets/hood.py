@@ -13,6 +13,7 @@ the source of the core functions it runs.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import html
 import json
@@ -32,6 +33,7 @@ import plotly.graph_objects as go
 
 import core
 from core import linear, strategies, timing
+from widgets.batch import batched
 from widgets.code import code_view, source_html
 from widgets.controls import Choice, LogSlider, Menu, pin
 from widgets.figures import BESIDE, base_layout, send, side_by_side
@@ -43,6 +45,11 @@ _NOTICE = '<span class="scanlab-notice">&#9888; {}</span>'
 
 def _notice(text: str) -> str:
     return _NOTICE.format(html.escape(text))
+
+
+def _batch(batch):
+    """The caller's widgets.batch.Batch (the explorer's), or nothing to batch with."""
+    return batch if batch is not None else contextlib.nullcontext()
 
 
 def _clamped(widget, low, high, default):
@@ -85,8 +92,9 @@ class InvariantsPanel:
     """Seed 002's three strategies side by side for a = arange(len), b, with their jaxprs; what
     duplication costs as the sequence grows; one trace for many closed-over learning rates."""
 
-    def __init__(self, figure=go.FigureWidget, beside: str = BESIDE):
+    def __init__(self, figure=go.FigureWidget, beside: str = BESIDE, batch=None):
         del beside  # its one chart has a row to itself; taken as every panel takes it (UnderTheHood)
+        self.batch = _batch(batch)  # a move's changes go to the page as one message
         self.length = ipw.IntSlider(value=5, min=1, max=12, description="len(a)")
         self.length.tooltip = "a = arange(len(a)), the scanned sequence"
         self.b = ipw.FloatSlider(value=2.0, min=-5.0, max=5.0, step=0.5, description="b")
@@ -164,6 +172,7 @@ class InvariantsPanel:
             f'<table style="border-collapse: collapse"><tr><th>lr</th><th>final w</th></tr>{rows}</table>'
         )
 
+    @batched
     def _update(self, change=None) -> None:
         length, first = _clamped(self.length, 1, 12, 5)
         b, second = _clamped(self.b, -5.0, 5.0, 2.0)
@@ -237,8 +246,9 @@ class LoopsPanel:
     """Compile and run time against N of the three ways to write the loop, measured on demand in a
     subprocess with a timeout; the controls stay live while it runs, and Stop ends it."""
 
-    def __init__(self, figure=go.FigureWidget, beside: str = BESIDE):
+    def __init__(self, figure=go.FigureWidget, beside: str = BESIDE, batch=None):
         self.root = str(Path(core.__file__).resolve().parent.parent)  # where `import core` works
+        self.batch = _batch(batch)  # Measure's changes go to the page as one message
         self.last_returncode: int | None = None
         self.slot_folder: str | None = None  # where the MEASURING_SLOTS lock files live (tests)
         self.largest = Choice(options=list(RANGES_OF_N), value="up to 100", description="N")
@@ -331,6 +341,7 @@ class LoopsPanel:
     def running(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
 
+    @batched
     def measure(self) -> None:
         """Start a measurement over the chosen range of N, unless one is running."""
         if self.running:
@@ -349,6 +360,8 @@ class LoopsPanel:
         self._thread = threading.Thread(
             target=self._run, args=(ns, float(timeout)), daemon=True, name="loop-timing"
         )
+        if hasattr(self.batch, "flush"):  # "Starting…" reaches the page before the thread's points
+            self.batch.flush()
         self._thread.start()
 
     def stop(self) -> None:
@@ -512,7 +525,8 @@ class OptaxPanel:
     seed: each parameter and the loss per step. One compile per optimizer, made when the panel is
     built; no slider compiles."""
 
-    def __init__(self, figure=go.FigureWidget, beside: str = BESIDE):
+    def __init__(self, figure=go.FigureWidget, beside: str = BESIDE, batch=None):
+        self.batch = _batch(batch)  # a move's changes go to the page as one message
         self.optimizer = Choice(options=list(core.OPTIMIZERS), value="sgd", description="optimizer")
         self.lr = LogSlider(value=0.1, base=10, min=-4, max=0.5, step=None, description="lr")
         self.lr.readout_format = ".4g"
@@ -636,6 +650,7 @@ class OptaxPanel:
             f"last minibatch loss {loss:.3g} (true w = [2, -1, 0.5], b = 3)"
         )
 
+    @batched
     def _update(self, change=None) -> None:
         fit, x_steps = self._fit()
         columns = self._columns(fit)
@@ -666,11 +681,13 @@ PANELS = {
 class UnderTheHood:
     """The panels of `PANELS`, each built the first time its accordion is opened: `panels` holds
     the built ones by name. `figure` makes their charts and `beside` is how narrow one may be drawn
-    beside another (`side_by_side`: the projector view's charts need more)."""
+    beside another (`side_by_side`: the projector view's charts need more); with `batch` (a
+    widgets.batch.Batch on the page), each callback's changes go to the page as one message."""
 
-    def __init__(self, figure=go.FigureWidget, beside: str = BESIDE):
+    def __init__(self, figure=go.FigureWidget, beside: str = BESIDE, batch=None):
         self._figure = figure
         self._beside = beside
+        self._batch = batch
         self.panels: dict = {}
         self.sections: dict = {}
 
@@ -700,7 +717,7 @@ class UnderTheHood:
             return
         section = self.sections[name]
         try:
-            panel = PANELS[name][1](self._figure, beside=self._beside)
+            panel = PANELS[name][1](self._figure, beside=self._beside, batch=self._batch)
         except Exception as error:  # say so in the section; the rest of the page carries on
             words = f"This panel could not be built ({type(error).__name__}: {str(error)[:200]})."
             section.children = [ipw.HTML(_notice(words))]
