@@ -262,22 +262,23 @@ def test_a_closed_widget_is_left_out(log):
     assert [i for i, *_ in parts(log[0])] == ["a", "c"]
 
 
-@pytest.mark.parametrize("move", [{"lr": 0.03}, {"B": 64}, {"N": 40}, {"loss": "both"}, {"w0": 1.0}])
-def test_an_explorer_move_is_one_message_of_what_it_sent_alone(move):
-    # The same move on two explorers, one batching: the batch carries the same updates, in order.
-    (name, value), logs = next(iter(move.items())), {}
+def alone_and_batched(build, move):
+    """What `move` sends on two fresh builds, the first without a batch and the second batching:
+    the messages sent alone after the control's own, and the parts of the one batch sent instead.
+    `build()` returns what `move` takes and the Batch its callbacks use."""
+    logs = {}
     for batching in (False, True):
         log = logs[batching] = []
         known = set(_instances)
-        explorer = Explorer(background=False)
-        # Every widget the explorer made, named by the order it was made in (the same in both).
+        built, hub = build()
+        # Every widget built, named by the order it was made in (the same in both).
         made = [widget for model_id, widget in list(_instances.items()) if model_id not in known]
         for k, widget in enumerate(made):
             watched(widget, log, f"widget {k}")
-        explorer.batch.comm.comm_id = "batch"
+        hub.comm.comm_id = "batch"
         if batching:
-            explorer.batch._on_front_end(explorer.batch, {"kind": READY}, [])
-        explorer.inputs[name].value = value
+            hub._on_front_end(hub, {"kind": READY}, [])
+        move(built)
         for widget in made:
             _instances.pop(widget.model_id, None)
             widget.comm = None
@@ -285,7 +286,20 @@ def test_an_explorer_move_is_one_message_of_what_it_sent_alone(move):
     own, *alone = [(i, d) for i, d, _ in logs[False]]
     assert own[1]["method"] == "update" and logs[True][0][:2] == own
     [message] = logs[True][1:]
-    assert [(i, d) for i, d, _ in parts(message)] == alone
+    return alone, [(i, d) for i, d, _ in parts(message)]
+
+
+@pytest.mark.parametrize("move", [{"lr": 0.03}, {"B": 64}, {"N": 40}, {"loss": "both"}, {"w0": 1.0}])
+def test_an_explorer_move_is_one_message_of_what_it_sent_alone(move):
+    # The same move on two explorers, one batching: the batch carries the same updates, in order.
+    [(name, value)] = move.items()
+
+    def build():
+        explorer = Explorer(background=False)
+        return explorer, explorer.batch
+
+    alone, batched = alone_and_batched(build, lambda explorer: setattr(explorer.inputs[name], "value", value))
+    assert batched == alone
     figures = [i for i, d in alone if any(key.startswith("_py2js_") for key in d["state"])]
     assert len(figures) >= 5 and len(alone) > len(figures)  # the charts, and texts
 
@@ -296,26 +310,12 @@ def test_an_explorer_move_is_one_message_of_what_it_sent_alone(move):
 )
 def test_a_hood_move_is_one_message_of_what_it_sent_alone(panel, control, value):
     # The hood's panels batch with the explorer's Batch, as the explorer's own callbacks do.
-    logs = {}
-    for batching in (False, True):
-        log = logs[batching] = []
-        known = set(_instances)
+    def build():
         hub = Batch()
-        built = UnderTheHood(batch=hub).open(panel)
-        made = [widget for model_id, widget in list(_instances.items()) if model_id not in known]
-        for k, widget in enumerate(made):
-            watched(widget, log, f"widget {k}")
-        hub.comm.comm_id = "batch"
-        if batching:
-            hub._on_front_end(hub, {"kind": READY}, [])
-        getattr(built, control).value = value
-        for widget in made:
-            _instances.pop(widget.model_id, None)
-            widget.comm = None
-    own, *alone = [(i, d) for i, d, _ in logs[False]]
-    assert own[1]["method"] == "update" and logs[True][0][:2] == own
-    [message] = logs[True][1:]
-    assert [(i, d) for i, d, _ in parts(message)] == alone and len(alone) >= 3
+        return UnderTheHood(batch=hub).open(panel), hub
+
+    alone, batched = alone_and_batched(build, lambda built: setattr(getattr(built, control), "value", value))
+    assert batched == alone and len(alone) >= 3
 
 
 def test_measure_says_starting_before_its_thread_draws(log, monkeypatch):
