@@ -6,8 +6,10 @@ runs app.ipynb, and a visitor cannot run code in it (Voila refuses execute reque
 
 - ipykernel's debugger is left out. ipykernel imports debugpy whenever it is installed (it is one of
   ipykernel's dependencies), for a debugger that only JupyterLab's debug panel talks to.
-- `-OO` drops docstrings (and asserts) from every module the kernel loads: jax, numpy, plotly,
-  IPython and the rest. Nothing in the dashboard reads a docstring; `help()` would show none.
+- `-OO` drops docstrings (and asserts) from every Python module the kernel loads: jax, numpy,
+  plotly, IPython and the rest. Nothing in the dashboard reads a docstring; `help()` would show
+  none. The Makefile compiles the modules for -OO (COMPILE_OO): without those files, each kernel
+  compiled them from source, about 2 s of CPU.
 
 Measured with `benchmarks.memory` (two pages at N = 1000, B = 512, two runs each): the largest
 kernel's RSS 267 MB with the stock kernel, 262 and 260 MB without debugpy, 247 and 250 MB with -OO as

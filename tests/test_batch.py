@@ -346,6 +346,7 @@ def test_measure_says_starting_before_its_thread_draws(log, monkeypatch):
         assert [text.startswith("<i>Starting") for text in texts] == [True, False], texts
     finally:
         for widget in made:
+            _instances.pop(widget.model_id, None)
             widget.comm = None
 
 

@@ -47,9 +47,16 @@ def _notice(text: str) -> str:
     return _NOTICE.format(html.escape(text))
 
 
+class _Unbatched(contextlib.nullcontext):
+    """Where no widgets.batch.Batch was given: each change goes as it is made."""
+
+    def flush(self) -> None:
+        pass
+
+
 def _batch(batch):
     """The caller's widgets.batch.Batch (the explorer's), or nothing to batch with."""
-    return batch if batch is not None else contextlib.nullcontext()
+    return batch if batch is not None else _Unbatched()
 
 
 def _clamped(widget, low, high, default):
@@ -360,8 +367,7 @@ class LoopsPanel:
         self._thread = threading.Thread(
             target=self._run, args=(ns, float(timeout)), daemon=True, name="loop-timing"
         )
-        if hasattr(self.batch, "flush"):  # "Starting…" reaches the page before the thread's points
-            self.batch.flush()
+        self.batch.flush()  # "Starting…" reaches the page before the thread's points
         self._thread.start()
 
     def stop(self) -> None:
