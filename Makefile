@@ -58,14 +58,15 @@ run: export VOILA_APP_IP := $(if $(filter 0.0.0.0 :: localhost,$(HOST)),127.0.0.
 # *.opt-2.pyc files: pip writes none, and a kernel without them compiled every module it imports
 # from source, about 2 s of CPU more each (PYTHONDONTWRITEBYTECODE, or a read-only .venv, keeps it
 # from writing them). Compiled once at install (in parallel), then checked by every make run
-# (0.4 s when nothing changed).
-COMPILE_OO = $(BIN)/python -OO -m compileall -q $(VENV)/lib core widgets serving
+# (0.4 s when nothing changed). Where they cannot be written, kernels start slower, nothing more.
+compile_oo = $(BIN)/python -OO -m compileall -q $(1) $(VENV)/lib core widgets serving > /dev/null || \
+  echo "Not all modules compiled for python -OO: dashboard kernels will compile them as they start." >&2
 
 run: $(VENV)/.installed-run
 	@# Plotly's widget bundle and the charts' front end, served once per browser instead of inside
 	@# every chart's widget state (widgets/figures.py: figure_widget); voila.json allows exactly these.
 	@$(BIN)/python tools/plotly_bundle.py
-	@$(COMPILE_OO) > /dev/null
+	@$(call compile_oo)
 	$(BIN)/python -m voila app.ipynb --no-browser --port=$(PORT) --Voila.ip=$(HOST) $(SERVING)
 
 test: $(VENV)/.installed-test chromium
@@ -115,7 +116,7 @@ $(BIN)/python:
 
 $(VENV)/.installed-run: requirements.lock | $(BIN)/python
 	$(PIP) install -r requirements.lock
-	$(COMPILE_OO) -j0 > /dev/null
+	@$(call compile_oo,-j0)
 	touch $@
 
 $(VENV)/.installed-test: requirements-test.lock $(VENV)/.installed-run
