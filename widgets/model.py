@@ -2,13 +2,14 @@
 
 `Model.compute` caches what depends only on the data: the largest data set of a seed, kind, true_w
 and noise, drawn and padded once (every N and B is its corner), and the moments, w* and critical
-learning rates of the current (N, B). Moving lr or w0 reruns only the compiled engine and the closed
-forms over the cached moments. `Model.stability` computes the lr x B map (on the panel's worker
-thread) from the same padded data.
+learning rates of its last DATA_KEPT (N, B). Moving lr or w0 reruns only the compiled engine and the
+closed forms over the cached moments; so does moving N or B back to a recent value.
+`Model.stability` computes the lr x B map (on the panel's worker thread) from the same padded data.
 """
 
 from __future__ import annotations
 
+import collections
 import threading
 from typing import NamedTuple
 
@@ -104,6 +105,11 @@ class _Data(NamedTuple):
     critical_lr: dict
 
 
+DATA_KEPT = 64
+"""How many (N, B) corners of the current data set the model keeps the theory of (about 24 KB each
+at N = 1000): a slider moved back and forth finds its earlier values' w* and moments again."""
+
+
 class Model:
     """The compiled engine and the data of the current setting, computed by `core`."""
 
@@ -112,7 +118,9 @@ class Model:
         self.engine = core.HistoryEngine(max_steps=max_n, max_batch=max_b)
         self.engine.warm_up()
         self._full = None  # _Full: the data of the current seed, kind, true_w and noise
-        self._data = None  # _Data: what the current (N, B) adds
+        # (N, B) -> _Data: what each recent (N, B) of the current data set adds, the latest last.
+        # Only the current data set's: an older one's would keep its arrays alive.
+        self._data: collections.OrderedDict = collections.OrderedDict()
         self._map = None  # (key, core.StabilityMap): the last map computed
         self._frame = None  # [low, high]: the landscape's last frame of w
         # The map is computed on a worker thread (widgets.stability) while the explorer computes
@@ -162,13 +170,19 @@ class Model:
 
     def compute(self, s: Settings) -> Result:
         key = (s.N, s.B, s.seed, s.kind, s.true_w, s.noise)
-        data = self._data if self._data is not None and self._data.key == key else None
+        if next(iter(self._data), key)[2:] != key[2:]:
+            self._data.clear()  # another data set (those kept all share one)
+        data = self._data.get(key)
+        if data is not None:
+            self._data.move_to_end(key)
         # The scan is dispatched first and collected last: JAX runs it on its own threads while the
         # NumPy theory below is computed.
         batches = data.batches if data else self.engine.corner(self._full_for(s).batches, s.N, s.B)
         collect = self.engine.start(s.w0, s.lr, batches)
         if data is None:
-            data = self._data = self._data_for(key, s, batches)
+            data = self._data[key] = self._data_for(key, s, batches)
+            while len(self._data) > DATA_KEPT:
+                self._data.popitem(last=False)
         factors = {loss: core.step_factors(s.lr, data.moments, loss=loss) for loss in LOSSES}
         regimes = {loss: core.regime(s.lr, data.moments, loss=loss) for loss in LOSSES}
         histories = collect()

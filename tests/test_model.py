@@ -1,0 +1,65 @@
+"""widgets.model.Model's caches: the theory of recent (N, B) corners is kept, and only the current
+data set's."""
+
+import numpy as np
+import pytest
+
+from widgets import DEFAULTS
+from widgets.model import DATA_KEPT, Model
+
+
+@pytest.fixture(scope="module")
+def model():
+    return Model()
+
+
+@pytest.fixture
+def computed(model, monkeypatch):
+    """The keys whose theory the model computed (not found kept) during the test."""
+    model._data.clear()
+    keys = []
+    data_for = model._data_for
+
+    def counting(key, s, batches):
+        keys.append(key)
+        return data_for(key, s, batches)
+
+    monkeypatch.setattr(model, "_data_for", counting)
+    return keys
+
+
+def _same(a, b):
+    assert a.w_star == b.w_star and a.critical_lr == b.critical_lr
+    for loss in ("sum", "mean"):
+        np.testing.assert_array_equal(a.factors[loss], b.factors[loss])
+        np.testing.assert_array_equal(a.histories[loss].weights, b.histories[loss].weights)
+
+
+def test_a_batch_size_moved_back_reuses_its_theory(model, computed):
+    settings = DEFAULTS._replace(N=300, B=64, lr=0.01)
+    first = model.compute(settings)
+    model.compute(settings._replace(B=100))
+    again = model.compute(settings._replace(B=64, lr=0.02))
+    assert [key[:2] for key in computed] == [(300, 64), (300, 100)]
+    model._data.clear()
+    _same(again, model.compute(settings._replace(B=64, lr=0.02)))  # as computed afresh
+    assert first.w_star == again.w_star
+
+
+def test_another_data_set_leaves_nothing_kept_of_the_last(model, computed):
+    settings = DEFAULTS._replace(N=200, B=32)
+    model.compute(settings)
+    model.compute(settings._replace(B=40))
+    model.compute(settings._replace(seed=5))
+    assert list(model._data) == [(200, 32, 5, settings.kind, settings.true_w, settings.noise)]
+    model.compute(settings)  # seed 0 again: computed again, on its own data
+    assert len(computed) == 4 and len(model._data) == 1
+
+
+def test_at_most_data_kept_corners(model, computed):
+    sizes = range(1, DATA_KEPT + 6)
+    for b in sizes:
+        model.compute(DEFAULTS._replace(N=20, B=b))
+    assert len(model._data) == DATA_KEPT and [key[1] for key in model._data] == list(sizes)[5:]
+    model.compute(DEFAULTS._replace(N=20, B=1))  # dropped, the oldest: computed again
+    assert len(computed) == len(sizes) + 1
