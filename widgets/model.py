@@ -118,7 +118,7 @@ class Model:
         self.engine = core.HistoryEngine(max_steps=max_n, max_batch=max_b)
         self.engine.warm_up()
         self._full = None  # _Full: the data of the current seed, kind, true_w and noise
-        # (N, B) -> _Data: what each recent (N, B) of the current data set adds, the latest last.
+        # key -> _Data: what each recent (N, B) of the current data set adds, the latest last.
         # Only the current data set's: an older one's would keep its arrays alive.
         self._data: collections.OrderedDict = collections.OrderedDict()
         self._map = None  # (key, core.StabilityMap): the last map computed
