@@ -14,11 +14,14 @@ import signal
 import time
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 import pytest
 
 from benchmarks.protocol import Server
 from tests.test_dashboard import Dashboard
+
+DASHBOARD_KERNEL = Path(__file__).resolve().parent.parent / "serving" / "dashboard_kernel.py"
 
 pytestmark = pytest.mark.browser
 
@@ -158,6 +161,9 @@ def test_a_visitor_over_the_cap_gets_the_busy_page_and_no_kernel(server, browser
 def test_a_killed_kernel_is_reported_on_its_page_and_other_pages_carry_on(server, browser):
     victim, other = Visitor(browser, server.url), Visitor(browser, server.url)
     [process] = [p for p in server.kernels() if f"kernel-{victim.kernel_id}.json" in " ".join(p.cmdline())]
+    # make run's own kernel (serving/kernelspecs): no debugger, no docstrings.
+    command = process.cmdline()
+    assert command[1] == "-OO" and Path(command[2]).resolve() == DASHBOARD_KERNEL, command
     os.kill(process.pid, signal.SIGKILL)
 
     notice = victim.page.locator(".scanlab-kernel-stopped")
