@@ -48,6 +48,21 @@ def live(log) -> Batch:
     return hub
 
 
+def watch_made(log, known) -> list:
+    """Every widget made since `known` (model ids), watched into `log` and named by the order it was
+    made in (the same in two builds of one thing)."""
+    made = [widget for model_id, widget in list(_instances.items()) if model_id not in known]
+    for k, widget in enumerate(made):
+        watched(widget, log, f"widget {k}")
+    return made
+
+
+def forget(made) -> None:
+    for widget in made:
+        _instances.pop(widget.model_id, None)
+        widget.comm = None
+
+
 def parts(message):
     """The (comm id, data, buffers) a batch message stands for (the browser's reading of it)."""
     comm_id, data, buffers = message
@@ -59,6 +74,11 @@ def parts(message):
         at += count
     assert at == len(buffers)
     return out
+
+
+def as_sent_alone(log) -> list:
+    """The logged messages with each batch taken apart into the messages it stands for."""
+    return [part for message in log for part in (parts(message) if message[0] == "batch" else [message])]
 
 
 def test_installed_once_and_quiet_outside_a_batch(log):
@@ -223,10 +243,8 @@ def test_the_map_says_computing_before_its_worker_draws(log):
     # The map's worker sends from its own thread, outside the callback's batch: the batch goes first.
     known = set(_instances)
     explorer = Explorer()  # the map in the background, as on a page
-    made = [widget for model_id, widget in list(_instances.items()) if model_id not in known]
+    made = watch_made(log, known)
     try:
-        for k, widget in enumerate(made):
-            watched(widget, log, f"widget {k}")
         explorer.batch.comm.comm_id = "batch"
         status = explorer.stability.status.model_id
         explorer.batch._on_front_end(explorer.batch, {"kind": READY}, [])
@@ -239,7 +257,7 @@ def test_the_map_says_computing_before_its_worker_draws(log):
 
         explorer._show_texts = slow
         explorer.inputs["N"].value = 40
-        sent = [part for message in log for part in (parts(message) if message[0] == "batch" else [message])]
+        sent = as_sent_alone(log)
         texts = [data["state"]["value"] for i, data, _ in sent if i == status]
         assert [text.startswith("<i>Computing") for text in texts] == [True, False], texts
         # The new map itself came after "Computing…" too.
@@ -248,8 +266,7 @@ def test_the_map_says_computing_before_its_worker_draws(log):
         computing = next(k for k, (i, data, _) in enumerate(sent) if i == status)
         assert drawn and computing < drawn[0], (computing, drawn)
     finally:
-        for widget in made:
-            widget.comm = None
+        forget(made)
 
 
 def test_a_closed_widget_is_left_out(log):
@@ -271,17 +288,12 @@ def alone_and_batched(build, move):
         log = logs[batching] = []
         known = set(_instances)
         built, hub = build()
-        # Every widget built, named by the order it was made in (the same in both).
-        made = [widget for model_id, widget in list(_instances.items()) if model_id not in known]
-        for k, widget in enumerate(made):
-            watched(widget, log, f"widget {k}")
+        made = watch_made(log, known)
         hub.comm.comm_id = "batch"
         if batching:
             hub._on_front_end(hub, {"kind": READY}, [])
         move(built)
-        for widget in made:
-            _instances.pop(widget.model_id, None)
-            widget.comm = None
+        forget(made)
     # The control's own value goes first, set in the kernel here (from a page: its echo).
     own, *alone = [(i, d) for i, d, _ in logs[False]]
     assert own[1]["method"] == "update" and logs[True][0][:2] == own
@@ -324,7 +336,7 @@ def test_measure_says_starting_before_its_thread_draws(log, monkeypatch):
     known = set(_instances)
     hub = Batch()
     loops = UnderTheHood(batch=hub).open("loops")
-    made = [widget for model_id, widget in list(_instances.items()) if model_id not in known]
+    made = watch_made(log, known)
 
     class JoinedOnStart(threading.Thread):
         def start(self):
@@ -333,21 +345,17 @@ def test_measure_says_starting_before_its_thread_draws(log, monkeypatch):
                 self.join(30)  # the whole measurement inside Measure's callback
 
     try:
-        for k, widget in enumerate(made):
-            watched(widget, log, f"widget {k}")
         hub.comm.comm_id = "batch"
         hub._on_front_end(hub, {"kind": READY}, [])
         loops._run = lambda ns, timeout: setattr(loops.status, "value", "measured")
         monkeypatch.setattr(threading, "Thread", JoinedOnStart)
         loops.measure()
-        sent = [part for message in log for part in (parts(message) if message[0] == "batch" else [message])]
+        sent = as_sent_alone(log)
         status = loops.status.model_id
         texts = [data["state"]["value"] for i, data, _ in sent if i == status and "value" in data["state"]]
         assert [text.startswith("<i>Starting") for text in texts] == [True, False], texts
     finally:
-        for widget in made:
-            _instances.pop(widget.model_id, None)
-            widget.comm = None
+        forget(made)
 
 
 def test_the_protocol_client_reads_a_batch_as_its_parts(log):

@@ -73,6 +73,11 @@ class Dashboard:
         """How many of the frames the page sent over its websockets contain `text`."""
         return sum(text in _text(frame) for frame in self.frames_sent)
 
+    def widget_messages(self, since: int) -> list[dict]:
+        """The data of each widget message the page received after its first `since` frames."""
+        received = [Message.from_frame(frame) for frame in self.frames_received[since:]]
+        return [m.content["data"] for m in received if m.msg_type == "comm_msg"]
+
     def _dialog(self, dialog):
         self.errors.append(f"a dialog opened: {dialog.message}")  # an injected alert()
         dialog.dismiss()
@@ -259,8 +264,7 @@ def test_a_move_reaches_the_page_as_one_message(dashboard):
     handle.press("ArrowRight")
     dashboard.wait_for_trajectory_change(before)
     dashboard.page.wait_for_timeout(500)
-    received = [Message.from_frame(frame) for frame in dashboard.frames_received[start:]]
-    widget_messages = [m.content["data"] for m in received if m.msg_type == "comm_msg"]
+    widget_messages = dashboard.widget_messages(since=start)
     assert [data["method"] for data in widget_messages] == ["echo_update", "custom"], widget_messages
     batch = widget_messages[1]["content"]
     assert batch["kind"] == "scanlab-batch" and len(batch["messages"]) >= 10
@@ -498,8 +502,7 @@ def test_under_the_hood_panels_open_and_answer(dashboard):
     assert len(loss) == 50 and all(v > 0 for v in loss)
     # The panel's charts and status came as one batch (the explorer's), after the value's echo.
     page.wait_for_timeout(500)
-    received = [Message.from_frame(frame) for frame in dashboard.frames_received[start:]]
-    widget_messages = [m.content["data"] for m in received if m.msg_type == "comm_msg"]
+    widget_messages = dashboard.widget_messages(since=start)
     assert [data["method"] for data in widget_messages] == ["echo_update", "custom"], widget_messages
     assert widget_messages[1]["content"]["kind"] == "scanlab-batch"
 

@@ -196,7 +196,7 @@ print(before, own())
 
 def _make_run(tmp_path, python: str, *variables: str) -> list[str]:
     """The lines that `make run` with these variables prints when its python is the shell script
-    `python` (make run calls it twice: the bundle tool, then Voila)."""
+    `python` (make run calls it three times: the bundle tool, compileall, then Voila)."""
     fake = tmp_path / "bin" / "python"
     fake.parent.mkdir()
     fake.write_text(f"#!/bin/sh\n{python}\n")

@@ -14,13 +14,16 @@ A Batch collects nothing until its front end has said that it is there (a page t
 gets every message as before), and a single message goes as it is. Any other message sent during a
 batch (a custom message, an echo) first sends what was collected, so nothing is reordered. A widget
 created during a batch is opened at once, before the changes collected: nothing can refer to it
-before it exists. Messages another thread sends (the stability map's worker) are not collected: a
-change that must reach the page before them is sent first (`Batch.flush`). `install` puts the
-collection into ipywidgets' `Widget._send`; it changes nothing outside a batch.
+before it exists. Messages another thread sends (the stability map's worker, the loops panel's
+measurement) are not collected: a change that must reach the page before them is sent first
+(`Batch.flush`). Code that may run without a Batch takes `or_unbatched(batch)`, which has the same
+`with` and `flush`. `install` puts the collection into ipywidgets' `Widget._send`; it changes
+nothing outside a batch.
 """
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import dataclasses
 import functools
@@ -177,6 +180,18 @@ def install() -> None:
     """Route ipywidgets' messages through the active Batch, if any (idempotent)."""
     if ipw.Widget._send is not _batching_send:
         ipw.Widget._send = _batching_send
+
+
+class Unbatched(contextlib.nullcontext):
+    """Stands in for a Batch where there is none: each change goes as it is made."""
+
+    def flush(self) -> None:
+        pass
+
+
+def or_unbatched(batch: Batch | None) -> Batch | Unbatched:
+    """`batch`, or where it is None something with its `with` and `flush` that batches nothing."""
+    return batch if batch is not None else Unbatched()
 
 
 def batched(method):

@@ -13,7 +13,6 @@ the source of the core functions it runs.
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import html
 import json
@@ -33,7 +32,7 @@ import plotly.graph_objects as go
 
 import core
 from core import linear, strategies, timing
-from widgets.batch import batched
+from widgets.batch import batched, or_unbatched
 from widgets.code import code_view, source_html
 from widgets.controls import Choice, LogSlider, Menu, pin
 from widgets.figures import BESIDE, base_layout, send, side_by_side
@@ -45,18 +44,6 @@ _NOTICE = '<span class="scanlab-notice">&#9888; {}</span>'
 
 def _notice(text: str) -> str:
     return _NOTICE.format(html.escape(text))
-
-
-class _Unbatched(contextlib.nullcontext):
-    """Where no widgets.batch.Batch was given: each change goes as it is made."""
-
-    def flush(self) -> None:
-        pass
-
-
-def _batch(batch):
-    """The caller's widgets.batch.Batch (the explorer's), or nothing to batch with."""
-    return batch if batch is not None else _Unbatched()
 
 
 def _clamped(widget, low, high, default):
@@ -101,7 +88,7 @@ class InvariantsPanel:
 
     def __init__(self, figure=go.FigureWidget, beside: str = BESIDE, batch=None):
         del beside  # its one chart has a row to itself; taken as every panel takes it (UnderTheHood)
-        self.batch = _batch(batch)  # a move's changes go to the page as one message
+        self.batch = or_unbatched(batch)  # a move's changes go to the page as one message
         self.length = ipw.IntSlider(value=5, min=1, max=12, description="len(a)")
         self.length.tooltip = "a = arange(len(a)), the scanned sequence"
         self.b = ipw.FloatSlider(value=2.0, min=-5.0, max=5.0, step=0.5, description="b")
@@ -255,7 +242,7 @@ class LoopsPanel:
 
     def __init__(self, figure=go.FigureWidget, beside: str = BESIDE, batch=None):
         self.root = str(Path(core.__file__).resolve().parent.parent)  # where `import core` works
-        self.batch = _batch(batch)  # Measure's changes go to the page as one message
+        self.batch = or_unbatched(batch)  # Measure's changes go to the page as one message
         self.last_returncode: int | None = None
         self.slot_folder: str | None = None  # where the MEASURING_SLOTS lock files live (tests)
         self.largest = Choice(options=list(RANGES_OF_N), value="up to 100", description="N")
@@ -532,7 +519,7 @@ class OptaxPanel:
     built; no slider compiles."""
 
     def __init__(self, figure=go.FigureWidget, beside: str = BESIDE, batch=None):
-        self.batch = _batch(batch)  # a move's changes go to the page as one message
+        self.batch = or_unbatched(batch)  # a move's changes go to the page as one message
         self.optimizer = Choice(options=list(core.OPTIMIZERS), value="sgd", description="optimizer")
         self.lr = LogSlider(value=0.1, base=10, min=-4, max=0.5, step=None, description="lr")
         self.lr.readout_format = ".4g"

@@ -98,7 +98,6 @@ class _Full(NamedTuple):
 
 
 class _Data(NamedTuple):
-    key: tuple
     moments: core.Moments
     batches: core.PaddedBatches
     w_star: float
@@ -118,15 +117,21 @@ class Model:
         self.engine = core.HistoryEngine(max_steps=max_n, max_batch=max_b)
         self.engine.warm_up()
         self._full = None  # _Full: the data of the current seed, kind, true_w and noise
-        # key -> _Data: what each recent (N, B) of the current data set adds, the latest last.
-        # Only the current data set's: an older one's would keep its arrays alive.
+        # (N, B) -> _Data: what each recent corner of one data set adds, the latest last; that data
+        # set's data_key. One data set's only: another's would keep its arrays.
         self._data: collections.OrderedDict = collections.OrderedDict()
+        self._data_of = None
         self._map = None  # (key, core.StabilityMap): the last map computed
         self._frame = None  # [low, high]: the landscape's last frame of w
         # The map is computed on a worker thread (widgets.stability) while the explorer computes
         # results on the main one: the caches they share are changed under these locks.
         self._full_lock = threading.Lock()
         self._map_lock = threading.Lock()
+
+    @staticmethod
+    def data_key(s: Settings) -> tuple:
+        """What the data set depends on: its every (N, B) is a corner of the largest one."""
+        return (s.seed, s.kind, s.true_w, s.noise)
 
     @staticmethod
     def map_key(s: Settings) -> tuple:
@@ -149,7 +154,7 @@ class Model:
         make_batches is prefix-stable and elementwise, so the data of every smaller (N, B) is its
         top-left corner, bit for bit: moving N or B draws, computes and copies nothing new.
         """
-        key = (s.seed, s.kind, s.true_w, s.noise)
+        key = self.data_key(s)
         with self._full_lock:
             if self._full is None or self._full.key != key:
                 max_n, max_b = RANGES["N"][1], RANGES["B"][1]
@@ -162,25 +167,26 @@ class Model:
                 self._full = _Full(key, batches, np.asarray(batches.x), np.asarray(batches.y))
             return self._full
 
-    def _data_for(self, key: tuple, s: Settings, batches: core.PaddedBatches) -> _Data:
+    def _data_for(self, s: Settings, batches: core.PaddedBatches) -> _Data:
         """The float64 theory of the current (N, B) data (NumPy: it runs while the scan does)."""
         full = self._full_for(s)
         moments = core.moments(full.x[: s.N, : s.B], full.y[: s.N, : s.B])
-        return _Data(key, moments, batches, core.optimum(moments), core.critical_lrs(moments))
+        return _Data(moments, batches, core.optimum(moments), core.critical_lrs(moments))
 
     def compute(self, s: Settings) -> Result:
-        key = (s.N, s.B, s.seed, s.kind, s.true_w, s.noise)
-        if next(iter(self._data), key)[2:] != key[2:]:
-            self._data.clear()  # another data set (those kept all share one)
-        data = self._data.get(key)
+        corner, data_set = (s.N, s.B), self.data_key(s)
+        if data_set != self._data_of:
+            self._data.clear()
+            self._data_of = data_set
+        data = self._data.get(corner)
         if data is not None:
-            self._data.move_to_end(key)
+            self._data.move_to_end(corner)
         # The scan is dispatched first and collected last: JAX runs it on its own threads while the
         # NumPy theory below is computed.
         batches = data.batches if data else self.engine.corner(self._full_for(s).batches, s.N, s.B)
         collect = self.engine.start(s.w0, s.lr, batches)
         if data is None:
-            data = self._data[key] = self._data_for(key, s, batches)
+            data = self._data[corner] = self._data_for(s, batches)
             while len(self._data) > DATA_KEPT:
                 self._data.popitem(last=False)
         factors = {loss: core.step_factors(s.lr, data.moments, loss=loss) for loss in LOSSES}

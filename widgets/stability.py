@@ -19,6 +19,7 @@ import ipywidgets as ipw
 import numpy as np
 import plotly.graph_objects as go
 
+from widgets.batch import or_unbatched
 from widgets.figures import COLORS, MARGIN, UNSCALED, base_layout, bounded, send
 from widgets.model import LOSSES, MAP_BATCH_SIZES, MAP_LRS, Model
 from widgets.settings import Settings
@@ -219,7 +220,7 @@ class StabilityPanel:
     ):
         self.model = model
         self._pick = pick
-        self._batch = batch  # the caller's widgets.batch.Batch, if its changes go as one message
+        self._batch = or_unbatched(batch)  # the caller's widgets.batch.Batch: its changes go as one
         self._lock = threading.Lock()
         self._wanted = Model.map_key(settings)  # the key of the newest request
         self._settings = settings
@@ -256,8 +257,7 @@ class StabilityPanel:
                 "(the sliders stay live)"
             )
             CHART.update_marker(self.figure, settings)
-        if self._batch is not None:  # "Computing…" reaches the page before the worker's map
-            self._batch.flush()
+        self._batch.flush()  # "Computing…" reaches the page before the worker's map
         self._future = self._executor.submit(self._compute, key, settings)
 
     def _compute(self, key, settings: Settings, settle: float = SETTLE_S) -> None:
