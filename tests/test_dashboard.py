@@ -505,6 +505,14 @@ def test_under_the_hood_panels_open_and_answer(dashboard):
     widget_messages = dashboard.widget_messages(since=start)
     assert [data["method"] for data in widget_messages] == ["echo_update", "custom"], widget_messages
     assert widget_messages[1]["content"]["kind"] == "scanlab-batch"
+    # The panel's charts, drawn before they were on the page, took their boxes' width without telling
+    # the kernel (front_end.js, followWidth): before, each sent a relayout and got four messages back.
+    assert dashboard.sent("_js2py_relayout") == 0
+    widths = page.evaluate(
+        "() => [...document.querySelectorAll('.js-plotly-plot')]"
+        ".map(gd => [gd._fullLayout.width, gd.clientWidth])"
+    )
+    assert len(widths) >= 8 and all(drawn == box for drawn, box in widths), widths
 
 
 HOSTILE_LINKS = [

@@ -256,10 +256,13 @@ function markersPlaced(gd, trace, calcdata) {
 // 4. A chart follows the width of its place on the page. Its layout has no width
 // (widgets.figures.base_layout), so Plotly draws it as wide as its box; Plotly's view would draw it
 // again when the box changes on Lumino's resize messages, which an anywidget view never gets. A
-// narrower window (a projector, a phone) then cut the chart off. Plots.resize waits 100 ms for the
-// resizing to stop. A box of no width (a closed accordion, a page being left) is not drawn for,
-// and the chart is drawn again when it opens. Each resize is a relayout that Plotly's view reports
-// to the kernel ({autosize: true}): at most one message per chart, only when a box changes width.
+// narrower window (a projector, a phone) then cut the chart off. A chart whose box changes width is
+// drawn again 100 ms after the resizing stops, as Plotly's Plots.resize does. A chart drawn before it
+// was on the page (one in a panel opened later: Plotly drew it 700 px wide) is drawn again as soon as
+// its box has a width, before the page is painted, so it never shows at the wrong width. A box of no
+// width (a closed accordion, a page being left) is not drawn for. The kernel is not told
+// (_doNotReportToPy, as Plotly's view marks its own relayouts): a width is the page's, and each report
+// cost the kernel a message in and four out per chart.
 const render = view && view.perform_render;
 if (typeof render === "function") {
   view.perform_render = function () {
@@ -271,17 +274,24 @@ if (typeof render === "function") {
 
 function followWidth(gd) {
   const Plotly = window.Plotly;
-  if (gd.scanlabFollows || typeof ResizeObserver !== "function" || !Plotly || !Plotly.Plots) return;
+  if (gd.scanlabFollows || typeof ResizeObserver !== "function" || !Plotly || !Plotly.relayout) return;
   gd.scanlabFollows = true;
-  let width = gd.clientWidth;
+  let width = gd.clientWidth, timer = null;
   new ResizeObserver(() => {
     const now = gd.clientWidth;
     if (!now || now === width) return; // a change of height is the chart's own
+    const shown = !width; // put on the page, or opened, since it was drawn
     width = now;
-    if (!gd._fullLayout || (gd.layout && gd.layout.width)) return;
-    const drawn = Plotly.Plots.resize(gd); // rejects for a chart that is not displayed
-    if (drawn && typeof drawn.catch === "function") drawn.catch(() => {});
+    clearTimeout(timer);
+    if (shown) fitWidth(gd);
+    else timer = setTimeout(() => fitWidth(gd), 100);
   }).observe(gd);
+}
+
+function fitWidth(gd) {
+  if (!gd._fullLayout || !gd.clientWidth || (gd.layout && gd.layout.width)) return;
+  const drawn = window.Plotly.relayout(gd, { autosize: true, _doNotReportToPy: true });
+  if (drawn && typeof drawn.catch === "function") drawn.catch(() => {});
 }
 
 export default plotly.default;
