@@ -604,6 +604,17 @@ def test_charts_stand_two_to_a_row_on_a_wide_window(dashboard):
     assert top["Loss landscape"] != top["Trajectory"]
     wide = [charts["Per-step factor"], charts["Stability map"]]
     assert all(chart["drawn"] > 1.8 * charts["Trajectory"]["drawn"] for chart in wide)
+    # Plotly kept every chart's margins (widgets.figures.MARGIN, LEGEND_ROW): a margin it widens for
+    # a legend, the tick labels or the colour bar costs the chart a second drawing at first paint.
+    widened = dashboard.page.evaluate(
+        """() => [...document.querySelectorAll('.js-plotly-plot')].map(gd => [
+            gd.layout.title.text.split(/[:<]/)[0],
+            ['l', 'r', 't', 'b'].filter(side => gd._fullLayout._size[side] !== gd._fullLayout.margin[side])])
+            .filter(([, sides]) => sides.length)"""
+    )
+    assert widened == [], widened
+    # Side by side, the x axes are level, legend or not.
+    assert round(charts["Trajectory"]["xtitle"]["top"]) == round(charts["Loss per step"]["xtitle"]["top"])
 
 
 TICKS = """() => Object.fromEntries([...document.querySelectorAll('.js-plotly-plot')].map(gd => [

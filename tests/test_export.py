@@ -13,7 +13,7 @@ import pytest
 from widgets import Explorer
 from widgets.explorer import WIDE
 from widgets.export import CSV_HEADER, charts_html, run_csv
-from widgets.figures import PROJECTOR
+from widgets.figures import MARGIN, PROJECTOR
 from widgets.settings import DEFAULTS, PRESETS, Presentation, from_query, presentation_from_query
 
 
@@ -103,10 +103,11 @@ def test_projector_view_enlarges_every_chart_and_the_controls():
     assert "scanlab-projector" in big.show("trajectory")._dom_classes
     for name, figure in big.figures.items():
         assert figure.layout.font.size == PROJECTOR["font"], name
-        # Taller, with room below the axis for the larger tick labels, axis title and legend.
+        # Taller, with room below the axis for the larger tick labels, axis title and legend (which
+        # moves into the margin: the plain view's legend row is not added again).
         before = plain.figures[name].layout
         assert figure.layout.height == before.height + PROJECTOR["taller"], name
-        assert figure.layout.margin.b == before.margin.b + PROJECTOR["lower"], name
+        assert figure.layout.margin.b == MARGIN["b"] + PROJECTOR["lower"], name
         assert (figure.layout.legend.yref, figure.layout.legend.y) == ("container", 0), name
         for trace, before in zip(figure.data, plain.figures[name].data, strict=True):
             if before.line.width is not None:

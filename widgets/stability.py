@@ -89,7 +89,9 @@ class StabilityChart:
             "",
             "",
             height=460,
-            margin={**MARGIN, "t": 95, "b": 50},  # a title, then two <sup> lines
+            # A title, then two <sup> lines; on the right the colour bar and its title, and on the
+            # left the lr axis's tick labels, as wide as Plotly makes them on a 1280 px window.
+            margin={**MARGIN, "l": 61, "r": 156, "t": 95},
             # The subtitle says what the lines are: a legend would show the white dashes on white.
             showlegend=False,
             coloraxis={
