@@ -506,7 +506,7 @@ def test_under_the_hood_panels_open_and_answer(dashboard):
     assert [data["method"] for data in widget_messages] == ["echo_update", "custom"], widget_messages
     assert widget_messages[1]["content"]["kind"] == "scanlab-batch"
     # The panel's charts, drawn before they were on the page, took their boxes' width without telling
-    # the kernel (front_end.js, followWidth): before, each sent a relayout and got four messages back.
+    # the kernel (front_end.js, followWidth): before, each sent a relayout and got five messages back.
     assert dashboard.sent("_js2py_relayout") == 0
     widths = page.evaluate(
         "() => [...document.querySelectorAll('.js-plotly-plot')]"

@@ -262,7 +262,7 @@ function markersPlaced(gd, trace, calcdata) {
 // its box has a width, before the page is painted, so it never shows at the wrong width. A box of no
 // width (a closed accordion, a page being left) is not drawn for. The kernel is not told
 // (_doNotReportToPy, as Plotly's view marks its own relayouts): a width is the page's, and each report
-// cost the kernel a message in and four out per chart.
+// cost the kernel a message in and five out per chart (an echo and four updates).
 const render = view && view.perform_render;
 if (typeof render === "function") {
   view.perform_render = function () {
