@@ -140,8 +140,9 @@ LEGEND_ROW = 31
 
 def legend_row(showlegend) -> int:
     """LEGEND_ROW for a layout whose legend may show below its x axis, 0 for one that hides it
-    (`showlegend` False). Side by side, a chart without a legend then has its x axis level with its
-    neighbour's."""
+    (`showlegend` False). A chart whose legend Plotly hides for now (one trace: the loss per step
+    of one loss) keeps the row, so that its x axis stays level with its neighbour's and does not
+    move when the legend comes."""
     return 0 if showlegend is False else LEGEND_ROW
 
 
@@ -153,6 +154,10 @@ it: Plotly does not wrap titles, and a long one was cut off on a phone or on a p
 def base_layout(
     title: str, x_title: str, y_title: str, y_type: str = "linear", *, margin: dict = MARGIN, **extra
 ) -> dict:
+    """A chart's layout. `margin` sets some of MARGIN's sides; the bottom gains a legend row
+    (`legend_row`) unless `extra` hides the legend."""
+    margin = {**MARGIN, **margin}
+    margin["b"] += legend_row(extra.get("showlegend"))
     return {
         "title": {"text": title, "font": {"size": 15}},
         "xaxis": {"title": {"text": x_title}},
@@ -162,7 +167,7 @@ def base_layout(
         # Plotly measures when it first draws the chart, and the served front end again whenever
         # that place changes width (widgets/front_end.js).
         "height": 380,
-        "margin": {**margin, "b": margin["b"] + legend_row(extra.get("showlegend"))},
+        "margin": margin,
         "legend": {"orientation": "h", "y": -0.18},
         "hovermode": "closest",
         **extra,

@@ -257,12 +257,14 @@ function markersPlaced(gd, trace, calcdata) {
 // (widgets.figures.base_layout), so Plotly draws it as wide as its box; Plotly's view would draw it
 // again when the box changes on Lumino's resize messages, which an anywidget view never gets. A
 // narrower window (a projector, a phone) then cut the chart off. A chart whose box changes width is
-// drawn again 100 ms after the resizing stops, as Plotly's Plots.resize does. A chart drawn before it
-// was on the page (one in a panel opened later: Plotly drew it 700 px wide) is drawn again as soon as
-// its box has a width, before the page is painted, so it never shows at the wrong width. A box of no
-// width (a closed accordion, a page being left) is not drawn for. The kernel is not told
-// (_doNotReportToPy, as Plotly's view marks its own relayouts): a width is the page's, and each report
-// cost the kernel a message in and five out per chart (an echo and four updates).
+// drawn again 100 ms after the resizing stops, as Plotly's Plots.resize does. A chart whose box had
+// no width when last seen (drawn before it was on the page, as in a panel opened later, where Plotly
+// drew it 700 px wide; or in an accordion that was closed) is drawn again as soon as its box has a
+// width, before the page is painted, so it never shows at the wrong width. A box of no width (a
+// closed accordion, a page being left) is not drawn for. Whether to draw is decided by the width
+// drawn, so a wait cut short by a closing box is made up when it opens. The kernel is not told:
+// Plotly's view would report each relayout for a width ({autosize: true}), which cost the kernel a
+// message in and five out per chart (an echo and four updates), and a width is the page's.
 const render = view && view.perform_render;
 if (typeof render === "function") {
   view.perform_render = function () {
@@ -272,25 +274,38 @@ if (typeof render === "function") {
   };
 }
 
+const relayout = view && view.handle_plotly_relayout;
+if (typeof relayout === "function") {
+  view.handle_plotly_relayout = function (data) {
+    if (data && Object.keys(data).length === 1 && data.autosize === true) return;
+    return relayout.apply(this, arguments);
+  };
+}
+
 function followWidth(gd) {
   const Plotly = window.Plotly;
   if (gd.scanlabFollows || typeof ResizeObserver !== "function" || !Plotly || !Plotly.relayout) return;
   gd.scanlabFollows = true;
-  let width = gd.clientWidth, timer = null;
+  let seen = gd.clientWidth, timer = null;
   new ResizeObserver(() => {
-    const now = gd.clientWidth;
-    if (!now || now === width) return; // a change of height is the chart's own
-    const shown = !width; // put on the page, or opened, since it was drawn
-    width = now;
+    const shown = !seen; // its box had no width when last seen
+    seen = gd.clientWidth;
     clearTimeout(timer);
+    if (!seen || !widthChanged(gd)) return; // a change of height is the chart's own
     if (shown) fitWidth(gd);
     else timer = setTimeout(() => fitWidth(gd), 100);
   }).observe(gd);
 }
 
+// Plotly itself draws again only for a change of more than 1 px.
+const widthChanged = (gd) => Boolean(gd._fullLayout) && Math.abs(gd.clientWidth - gd._fullLayout.width) > 1;
+
+// A relayout of autosize alone: Plotly measures the box and draws the chart again, without
+// computing its traces again (an attribute Plotly does not know, such as the _doNotReportToPy of
+// Plotly's view, would make it do that too).
 function fitWidth(gd) {
-  if (!gd._fullLayout || !gd.clientWidth || (gd.layout && gd.layout.width)) return;
-  const drawn = window.Plotly.relayout(gd, { autosize: true, _doNotReportToPy: true });
+  if (!gd.clientWidth || !widthChanged(gd) || (gd.layout && gd.layout.width)) return;
+  const drawn = window.Plotly.relayout(gd, { autosize: true });
   if (drawn && typeof drawn.catch === "function") drawn.catch(() => {});
 }
 
