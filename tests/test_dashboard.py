@@ -6,6 +6,7 @@ started with the README's own command, `make run PORT=...`, on loopback. These t
 missing browser is a failure.
 """
 
+import math
 import os
 import re
 import time
@@ -235,8 +236,14 @@ def test_first_page_shows_the_default_run(dashboard):
     body = dashboard.page.inner_text("body")
     assert "converging, no step overshooting its batch's optimum" in body
     assert "Explorer.from_environment" not in dashboard.page.content()  # sources are stripped
-    if SCREENSHOT:  # the whole page: Voila scrolls inside its own container, so grow the window instead
-        dashboard.page.set_viewport_size({"width": 1280, "height": 3200})
+    if SCREENSHOT:  # the page down to its last chart (the map): Voila scrolls inside its own
+        # container, so the window grows to hold it instead
+        bottom = (
+            "() => Math.max(...[...document.querySelectorAll('.js-plotly-plot')]"
+            ".map(gd => gd.getBoundingClientRect().bottom))"
+        )
+        height = math.ceil(dashboard.page.evaluate(bottom)) + 40
+        dashboard.page.set_viewport_size({"width": 1280, "height": height})
         dashboard.page.wait_for_timeout(1500)
         dashboard.page.screenshot(path=SCREENSHOT)
 
