@@ -90,7 +90,7 @@ class StabilityChart:
             "",
             height=460,
             # A title, then two <sup> lines; on the right the colour bar and its title, and on the
-            # left the lr axis's tick labels, as wide as Plotly makes them on a 1280 px window.
+            # left the lr axis's tick labels: as wide as Plotly makes them (widgets.figures.MARGIN).
             margin={**MARGIN, "l": 61, "r": 156, "t": 95},
             # The subtitle says what the lines are: a legend would show the white dashes on white.
             showlegend=False,
@@ -98,7 +98,9 @@ class StabilityChart:
                 "colorscale": "Viridis",
                 "cmin": _ERROR_RANGE[0],
                 "cmax": _ERROR_RANGE[1],
-                "colorbar": {"title": {"text": "log10 |w − w*|"}, "len": 0.8},
+                # At the plot's edge and 20 px from it, not at 1.02 of the plot's width (Plotly's
+                # default): the room it takes on the right is then the same on every window.
+                "colorbar": {"title": {"text": "log10 |w − w*|"}, "len": 0.8, "x": 1.0, "xpad": 20},
             },
         )
         for loss in LOSSES:
