@@ -20,9 +20,9 @@ def computed(model, monkeypatch):
     keys = []
     data_for = model._data_for
 
-    def counting(s, batches):
+    def counting(full, s, batches):
         keys.append((s.N, s.B, s.seed))
-        return data_for(s, batches)
+        return data_for(full, s, batches)
 
     monkeypatch.setattr(model, "_data_for", counting)
     return keys

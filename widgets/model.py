@@ -167,9 +167,8 @@ class Model:
                 self._full = _Full(key, batches, np.asarray(batches.x), np.asarray(batches.y))
             return self._full
 
-    def _data_for(self, s: Settings, batches: core.PaddedBatches) -> _Data:
-        """The float64 theory of the current (N, B) data (NumPy: it runs while the scan does)."""
-        full = self._full_for(s)
+    def _data_for(self, full: _Full, s: Settings, batches: core.PaddedBatches) -> _Data:
+        """The float64 theory of `s`'s (N, B) corner of `full` (NumPy: it runs while the scan does)."""
         moments = core.moments(full.x[: s.N, : s.B], full.y[: s.N, : s.B])
         return _Data(moments, batches, core.optimum(moments), core.critical_lrs(moments))
 
@@ -183,10 +182,11 @@ class Model:
             self._data.move_to_end(corner)
         # The scan is dispatched first and collected last: JAX runs it on its own threads while the
         # NumPy theory below is computed.
-        batches = data.batches if data else self.engine.corner(self._full_for(s).batches, s.N, s.B)
+        full = None if data else self._full_for(s)
+        batches = data.batches if data else self.engine.corner(full.batches, s.N, s.B)
         collect = self.engine.start(s.w0, s.lr, batches)
         if data is None:
-            data = self._data[corner] = self._data_for(s, batches)
+            data = self._data[corner] = self._data_for(full, s, batches)
             while len(self._data) > DATA_KEPT:
                 self._data.popitem(last=False)
         factors = {loss: core.step_factors(s.lr, data.moments, loss=loss) for loss in LOSSES}
