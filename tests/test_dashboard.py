@@ -231,11 +231,17 @@ def _expected_weights(settings):
     return core.training_history(settings.w0, settings.lr, x, y).weights.astype(np.float64)
 
 
+# The font size of the page's markdown cells (every one has the same).
+MARKDOWN_FONT = """() => [...new Set([...document.querySelectorAll('.jp-RenderedHTMLCommon')]
+    .map(e => getComputedStyle(e).fontSize))].join()"""
+
+
 def test_first_page_shows_the_default_run(dashboard):
     np.testing.assert_allclose(dashboard.trajectory(), _expected_weights(DEFAULTS), rtol=1e-6)
     body = dashboard.page.inner_text("body")
     assert "converging, no step overshooting its batch's optimum" in body
     assert "Explorer.from_environment" not in dashboard.page.content()  # sources are stripped
+    assert dashboard.page.evaluate(MARKDOWN_FONT) != "18px"  # the projector's larger text: its page only
     if SCREENSHOT:  # the page down to its last chart (the map): Voila scrolls inside its own
         # container, so the window grows to hold it instead
         bottom = (
@@ -668,6 +674,7 @@ def test_projector_view_and_hidden_controls_round_trip(browser, dashboard_url):
             .find(g => g.layout.title.text.startsWith('Trajectory'))._fullLayout.font.size"""
     )
     assert font == 18
+    assert page.page.evaluate(MARKDOWN_FONT) == "18px"  # the notebook's text, larger too
     assert not page.page.get_by_text("Presets:").is_visible()
     assert not page.page.locator(".widget-inline-hbox").filter(has_text="seed").first.is_visible()
     assert page.slider("lr").is_visible()
