@@ -163,7 +163,8 @@ class Dashboard:
             """async () => {
                 const drawing = (gd) => [...gd.querySelectorAll(
                     '.scatterlayer .trace path, .heatmaplayer image, .xtick text, .ytick text')].map(node =>
-                    ['class', 'd', 'transform', 'href'].map(name => node.getAttribute(name)).join(' '));
+                    ['class', 'd', 'transform', 'href', 'display']
+                        .map(name => node.getAttribute(name)).join(' '));
                 const differ = [];
                 for (const gd of document.querySelectorAll('.js-plotly-plot')) {
                     const title = gd.layout.title.text;
@@ -566,6 +567,24 @@ CHART_LAYOUT = """() => [...document.querySelectorAll('.js-plotly-plot')].map(gd
 })"""
 
 
+# Each chart's current-step marker: the elements between it and its chart's SVG that clip it, and
+# where it ends against the plot area's right edge.
+STEP_MARKERS = """() => [...document.querySelectorAll('.js-plotly-plot')].flatMap(gd => {
+    const index = gd._fullData.findIndex(t => t.name === 'current step' && t.visible === true);
+    const group = [...gd.querySelectorAll('.scatterlayer .trace')]
+        .find(g => g.__data__ && g.__data__[0].trace.index === index);
+    const marker = index >= 0 && group && group.querySelector('path.point');
+    if (!marker) return [];
+    const clipped = [];
+    for (let e = marker; e && e.tagName !== 'svg'; e = e.parentElement) {
+        if (e.getAttribute('clip-path')) clipped.push(e.getAttribute('class'));
+    }
+    const plot = gd.querySelector('.nsewdrag').getBoundingClientRect();
+    return [{ title: gd.layout.title.text.split('<')[0], clipped,
+              right: marker.getBoundingClientRect().right, plot_right: plot.right }];
+})"""
+
+
 def _assert_charts_fit(page: Page, projector: bool = False, untitled=()) -> list[dict]:
     """Every chart drawn within the width of its place on the page, inside the window, with its
     title inside it (Plotly does not wrap titles), except the charts named in `untitled`, and in the
@@ -601,6 +620,13 @@ def test_charts_fit_the_window_and_follow_it(browser, dashboard_url):
         timeout=20_000,
     )
     _assert_charts_fit(page.page, projector=True, untitled=("",))  # the projector's titles: not for a phone
+    # The current step (step N) lies on the x axis's last value, which the axis pads by less than a
+    # marker's radius at this width: each marker is drawn whole, no clip between it and its chart.
+    markers = page.page.evaluate(STEP_MARKERS)
+    # (At step N the loss and per-step factor charts have no current point: three markers.)
+    assert len(markers) == 3 and all(m["clipped"] == [] for m in markers), markers
+    trajectory = next(m for m in markers if m["title"].startswith("Trajectory"))
+    assert trajectory["right"] > trajectory["plot_right"], trajectory  # this one reaches past the axes
     assert page.errors == [], page.errors
     page.close()
     # A phone in the plain view: every title fits but the map's (its two panels do not fit either).

@@ -96,16 +96,22 @@ def _line(loss, **extra):
     }
 
 
+# The step and divergence markers sit on the data's extremes (step N, step 0, the last w), where the
+# axes leave RANGE_PAD of the span: on a phone less than a marker's 8 px radius (2.6 px beside the
+# trajectory's step N in the projector view at 390 px), so Plotly's clip of the plot area cut them
+# in half. They are drawn whole, over the axes' edge.
 _STEP_MARKER = {
     "mode": "markers",
     "marker": {"size": 14, "color": "rgba(0,0,0,0)", "line": {"color": COLORS["step"], "width": 2.5}},
     "name": "current step",
     "showlegend": False,
+    "cliponaxis": False,
 }
 _DIVERGED_MARKER = {
     "mode": "markers",
     "marker": {"size": 14, "symbol": "x", "color": COLORS["diverged"]},
     "showlegend": False,
+    "cliponaxis": False,
 }
 
 

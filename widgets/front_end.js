@@ -228,7 +228,7 @@ function markersPlaced(gd, trace, calcdata) {
   if (STYLES.some((key) => many(marker[key])) || (line && (many(line.color) || many(line.width)))) return null;
   const plotinfo = gd._fullLayout._plots[trace.xaxis + trace.yaxis];
   // Not d3's select, which gives the layer its parent's data: the plot's data join then lost a trace.
-  const layer = plotinfo && !plotinfo.layerClipId && plotinfo.plot && typeof plotinfo.plot.node === "function" &&
+  const layer = plotinfo && plotinfo.plot && typeof plotinfo.plot.node === "function" &&
     plotinfo.plot.node().querySelector("g.scatterlayer");
   if (!layer) return null;
   const group = [...layer.children].find(
@@ -240,6 +240,14 @@ function markersPlaced(gd, trace, calcdata) {
   const xa = plotinfo.xaxis, ya = plotinfo.yaxis;
   const places = calcdata.map((point) => [xa.c2p(point.x), ya.c2p(point.y)]);
   if (!places.every(([x, y]) => Number.isFinite(x) && Number.isFinite(y))) return null;
+  // In a subplot with a trace drawn over the axes' edge (cliponaxis false: the step markers), Plotly
+  // clips each trace instead of the whole plot, and hides each marker outside the axes' ranges
+  // (Drawing.hideOutsideRangePoint), as done here too.
+  const within = (point) =>
+    xa.isPtWithinRange(point, trace.xcalendar) && ya.isPtWithinRange(point, trace.ycalendar);
+  if (plotinfo.layerClipId && !(typeof xa.isPtWithinRange === "function" && typeof ya.isPtWithinRange === "function")) {
+    return null;
+  }
   return () => {
     group.__data__ = points.__data__ = calcdata; // as the plot binds them (d3's select passes data down)
     nodes.forEach((node, i) => {
@@ -249,6 +257,10 @@ function markersPlaced(gd, trace, calcdata) {
       if (before) for (const key of Object.keys(before)) if (!(key in point)) point[key] = before[key];
       node.__data__ = point;
       node.setAttribute("transform", x || y ? `translate(${x},${y})` : "");
+      if (plotinfo.layerClipId) {
+        if (within(point)) node.removeAttribute("display");
+        else node.setAttribute("display", "none");
+      }
     });
   };
 }
