@@ -186,8 +186,8 @@ def table(info: dict, results: dict, codes: dict) -> str:
             )
             if "median" in echo:
                 add(
-                    "the echo's painted frame / the echo's label, median: the least ratio a page whose "
-                    "charts are timed to that frame can show, were they drawn at no cost",
+                    "the echo's painted frame / the echo's label, median: about the ratio of charts drawn "
+                    "at no cost, timed to the frame that paints them",
                     f"{framed['median'] / echo['median']:.2f}x",
                     "(not the target's measure)",
                     "",

@@ -242,7 +242,8 @@ def test_first_page_shows_the_default_run(dashboard):
     body = dashboard.page.inner_text("body")
     assert "converging, no step overshooting its batch's optimum" in body
     assert "Explorer.from_environment" not in dashboard.page.content()  # sources are stripped
-    assert dashboard.page.evaluate(MARKDOWN_FONT) != "18px"  # the projector's larger text: its page only
+    font = dashboard.page.evaluate(MARKDOWN_FONT)  # the projector's larger text: its page only
+    assert font and "," not in font and font != "18px", font
     if SCREENSHOT:  # the page down to its last chart (the map): Voila scrolls inside its own
         # container, so the window grows to hold it instead
         bottom = (
@@ -567,8 +568,8 @@ CHART_LAYOUT = """() => [...document.querySelectorAll('.js-plotly-plot')].map(gd
 })"""
 
 
-# Each chart's current-step marker: the elements between it and its chart's SVG that clip it, and
-# where it ends against the plot area's right edge.
+# Each chart's current-step marker: the elements between it and its chart's SVG that clip it, its
+# display, and where it ends against the plot area's right edge.
 STEP_MARKERS = """() => [...document.querySelectorAll('.js-plotly-plot')].flatMap(gd => {
     const index = gd._fullData.findIndex(t => t.name === 'current step' && t.visible === true);
     const group = [...gd.querySelectorAll('.scatterlayer .trace')]
@@ -580,7 +581,7 @@ STEP_MARKERS = """() => [...document.querySelectorAll('.js-plotly-plot')].flatMa
         if (e.getAttribute('clip-path')) clipped.push(e.getAttribute('class'));
     }
     const plot = gd.querySelector('.nsewdrag').getBoundingClientRect();
-    return [{ title: gd.layout.title.text.split('<')[0], clipped,
+    return [{ title: gd.layout.title.text.split('<')[0], clipped, display: marker.getAttribute('display'),
               right: marker.getBoundingClientRect().right, plot_right: plot.right }];
 })"""
 
@@ -624,7 +625,7 @@ def test_charts_fit_the_window_and_follow_it(browser, dashboard_url):
     # marker's radius at this width: each marker is drawn whole, no clip between it and its chart.
     markers = page.page.evaluate(STEP_MARKERS)
     # (At step N the loss and per-step factor charts have no current point: three markers.)
-    assert len(markers) == 3 and all(m["clipped"] == [] for m in markers), markers
+    assert len(markers) == 3 and all(m["clipped"] == [] and m["display"] is None for m in markers), markers
     trajectory = next(m for m in markers if m["title"].startswith("Trajectory"))
     assert trajectory["right"] > trajectory["plot_right"], trajectory  # this one reaches past the axes
     assert page.errors == [], page.errors
@@ -725,6 +726,41 @@ def test_export_csv_downloads_the_run(dashboard):
     np.testing.assert_allclose(
         [float(r.split(",")[2]) for r in rows[1 : DEFAULTS.N + 2]], expected, rtol=1e-6
     )
+
+
+def test_markers_outside_the_axes_are_hidden_as_plotly_hides_them(dashboard):
+    # The Diverging preset's step 25 (w = 7.7e6) lies right of the landscape's axes, within the
+    # twice-wider band where its marker is still sent (widgets.figures.Landscape._path). Plotly
+    # hides a marker outside the axes' ranges in a subplot with a trace drawn over the axes' edge
+    # (the step markers); the front end moves markers itself (markersPlaced) and must do the same.
+    dashboard.page.get_by_role("button", name="Diverging").click()
+    dashboard.page.wait_for_function(
+        "() => [...document.querySelectorAll('.js-plotly-plot')].some(gd => gd.data[1] && "
+        "gd.layout.title.text.startsWith('Loss landscape') && gd.layout.xaxis.range[1] > 1e6)",
+        timeout=20_000,
+    )
+    readout = dashboard.slider("step").locator(".widget-readout")
+    where = """() => {
+        const gd = [...document.querySelectorAll('.js-plotly-plot')]
+            .find(g => g.layout.title.text.startsWith('Loss landscape'));
+        const trace = gd.data.find(d => d.name === 'current step');
+        return trace && trace.x.length ? Number(trace.x[0]) : null;
+    }"""
+    shown = []
+    # Step 24 first: at step N (60) the marker is off the band, so its return is drawn by Plotly;
+    # the next two steps move it (markersPlaced), out of the axes and back.
+    for step in ("24", "25", "24"):
+        before = dashboard.page.evaluate(where)
+        readout.fill(step)
+        readout.press("Enter")
+        dashboard.page.wait_for_function(f"(x) => ({where})() !== x", arg=before, timeout=20_000)
+        dashboard.page.wait_for_timeout(300)
+        landscape = [
+            m for m in dashboard.page.evaluate(STEP_MARKERS) if m["title"].startswith("Loss landscape")
+        ]
+        shown.append(landscape[0]["display"] if landscape else "absent")
+        assert dashboard.redrawn_differently() == [], step
+    assert shown == [None, "none", None], shown  # hidden at step 25, shown again at step 24
 
 
 def test_playback_keeps_every_line_drawn(dashboard):

@@ -64,7 +64,7 @@ REGIME_WORDS = {
     "diverging": "diverging",
 }
 
-_STYLE = """<style>
+_STYLE = """
 .scanlab-controls { position: sticky; top: 0; z-index: 20; background: var(--jp-layout-color0, #fff);
   border-bottom: 1px solid #ddd; padding: 4px 0 6px 0; }
 .scanlab-notice { color: #8a3b00; }
@@ -78,12 +78,13 @@ _STYLE = """<style>
 .scanlab-projector .jupyter-button.widget-button,
 .scanlab-projector .jupyter-button.widget-toggle-button { width: auto; }
 .scanlab-projector .widget-readout { min-width: 4.5em; }
-</style>"""
-# The notebook's text, larger on a projector page only: this rule is added to that page's style. As
+"""
+# The notebook's text, larger on a projector page only: this rule is added to that page's style
+# (`body` makes it outrank JupyterLab's own `.jp-RenderedHTMLCommon` wherever it loads). As
 # `body:has(.scanlab-projector) .jp-RenderedHTMLCommon` on every page, it made Chromium recompute
 # the style of every markdown cell whenever a text node changed anywhere in the page (a slider's
 # readout at each move: 0.8 to 4 ms of the frame that draws the moved handle, in a trace).
-_PROJECTOR_TEXT = ".jp-RenderedHTMLCommon { --jp-content-font-size1: 18px; font-size: 18px; }"
+_PROJECTOR_TEXT = "body .jp-RenderedHTMLCommon { --jp-content-font-size1: 18px; font-size: 18px; }\n"
 
 
 def _labelled(widget, tooltip: str):
@@ -344,7 +345,6 @@ class Explorer:
 
     def _control_panel(self) -> ipw.VBox:
         i = self.inputs
-        projector = self.presentation.view == "projector"
         column = {"width": "33%", "min_width": "300px"}
         rows = {
             "presets": ipw.HBox(
@@ -361,7 +361,7 @@ class Explorer:
         }
         panel = ipw.VBox(
             [
-                ipw.HTML(_STYLE.replace("</style>", _PROJECTOR_TEXT + "\n</style>") if projector else _STYLE),
+                ipw.HTML(f"<style>{_STYLE}{_PROJECTOR_TEXT if self._on_projector else ''}</style>"),
                 rows["presets"],
                 ipw.HBox(
                     [
@@ -388,9 +388,13 @@ class Explorer:
         self.notice.add_class("scanlab-notice")
         return panel
 
+    @property
+    def _on_projector(self) -> bool:
+        return self.presentation.view == "projector"
+
     def _projector(self, box):
         """`box`, marked for the projector's larger text when the page is in that view."""
-        if self.presentation.view == "projector":
+        if self._on_projector:
             box.add_class("scanlab-projector")
         return box
 

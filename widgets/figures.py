@@ -97,9 +97,10 @@ def _line(loss, **extra):
 
 
 # The step and divergence markers sit on the data's extremes (step N, step 0, the last w), where the
-# axes leave RANGE_PAD of the span: on a phone less than a marker's 8 px radius (2.6 px beside the
-# trajectory's step N in the projector view at 390 px), so Plotly's clip of the plot area cut them
-# in half. They are drawn whole, over the axes' edge.
+# axes leave RANGE_PAD of the span: on a phone less than a marker's 7 px radius, 8 with its line (5.4
+# px beside the trajectory's step N at 390 px, 2.6 px in the projector view), so Plotly's clip of
+# the plot area cut them in half. They are drawn whole, over the axes' edge; Plotly hides a marker
+# outside the axes' ranges (the landscape's, where a diverging run leaves the frame).
 _STEP_MARKER = {
     "mode": "markers",
     "marker": {"size": 14, "color": "rgba(0,0,0,0)", "line": {"color": COLORS["step"], "width": 2.5}},

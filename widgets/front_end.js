@@ -242,12 +242,12 @@ function markersPlaced(gd, trace, calcdata) {
   if (!places.every(([x, y]) => Number.isFinite(x) && Number.isFinite(y))) return null;
   // In a subplot with a trace drawn over the axes' edge (cliponaxis false: the step markers), Plotly
   // clips each trace instead of the whole plot, and hides each marker outside the axes' ranges
-  // (Drawing.hideOutsideRangePoint), as done here too.
+  // (Drawing.hideOutsideRangePoint), as done here too. Elsewhere the plot's clip hides them, and a
+  // marker has no display of its own (as Plotly.newPlot draws it).
+  const hides = Boolean(plotinfo.layerClipId);
+  if (hides && ![xa, ya].every((axis) => typeof axis.isPtWithinRange === "function")) return null;
   const within = (point) =>
     xa.isPtWithinRange(point, trace.xcalendar) && ya.isPtWithinRange(point, trace.ycalendar);
-  if (plotinfo.layerClipId && !(typeof xa.isPtWithinRange === "function" && typeof ya.isPtWithinRange === "function")) {
-    return null;
-  }
   return () => {
     group.__data__ = points.__data__ = calcdata; // as the plot binds them (d3's select passes data down)
     nodes.forEach((node, i) => {
@@ -257,10 +257,8 @@ function markersPlaced(gd, trace, calcdata) {
       if (before) for (const key of Object.keys(before)) if (!(key in point)) point[key] = before[key];
       node.__data__ = point;
       node.setAttribute("transform", x || y ? `translate(${x},${y})` : "");
-      if (plotinfo.layerClipId) {
-        if (within(point)) node.removeAttribute("display");
-        else node.setAttribute("display", "none");
-      }
+      if (hides && !within(point)) node.setAttribute("display", "none");
+      else node.removeAttribute("display");
     });
   };
 }
