@@ -11,7 +11,11 @@ voila.json (read from the working directory) stay in force whatever they become.
 options after make's. Chromium is Debian's, launched with benchmarks.protocol's CHROMIUM_ARGS.
 
 Moves are keyboard presses on a slider's `.noUi-handle` (ArrowRight and ArrowLeft in turn), one page's
-move then the other's, a gap between moves. Times are taken in the page from the keydown event: the
+move then the other's, a gap between moves, plus up to one frame (1/60 s) at random: a move's wait
+ends on an animation frame, so with a fixed gap every key came at the same point of the page's frame
+cycle, and what waits for a frame (the charts' drawing events) moved with that point from run to
+run (the echo's frame 10.2 ms after its key in one run, 17.3 to 19.4 ms in seven others, medians).
+Times are taken in the page from the keydown event: the
 echo is done when the label's text changes (a MutationObserver), the explorer when every
 `.js-plotly-plot` on the page has finished drawing since the key, at its last `plotly_afterplot`,
 `plotly_animated` or `plotly_relayout` event within the gap. Both stop before the frame is painted.
@@ -34,6 +38,7 @@ import argparse
 import json
 import math
 import os
+import random
 import re
 import shlex
 import shutil
@@ -56,6 +61,7 @@ ECHO = "/voila/render/benchmarks/echo.ipynb"
 SHARED_QUERY = "lr=0.05&N=50&B=8&loss=both&w0=1.5"
 VIEWPORT = {"width": 1280, "height": 900}
 KEYS = ("ArrowRight", "ArrowLeft")
+FRAME_S = 1 / 60  # Chromium's frames, headless too (measured: 16.7 ms apart, median)
 LR_LABEL = "lr"
 MAIN_THREAD = {"TaskDuration": "task", "LayoutDuration": "layout", "RecalcStyleDuration": "style"}
 BIG_MESSAGE = 4096  # bytes; larger message bodies are skimmed, not parsed, in the page
@@ -549,6 +555,7 @@ class Mover:
         self.page, self.handle, self.kind, self.label = page, handle, kind, label
         self.presses = 0
         self.records: list[dict] = []
+        self.jitter = random.Random(kind)  # the same draws in every run
 
     def move(self, gap_s: float, timeout: float, keep: bool = True) -> dict:
         before = self.page.metrics()
@@ -569,7 +576,7 @@ class Mover:
             if missing:  # still not redrawn now: dead, not slow
                 raise DeadCharts(f"{error}\n  charts that never redrew: {missing}", missing) from None
             raise
-        time.sleep(gap_s)
+        time.sleep(gap_s + self.jitter.uniform(0, FRAME_S))
         record = self.page.evaluate("() => window.__bench.collect()")
         after = self.page.metrics()
         record["main_thread"] = {MAIN_THREAD[k]: after[k] - before[k] for k in MAIN_THREAD}
@@ -1089,7 +1096,9 @@ def main(argv=None) -> int:
     parser.add_argument("--json", type=Path, help="also write the figures here")
     parser.add_argument("--moves", type=int, default=30, help="timed moves per page (default 30)")
     parser.add_argument("--warmup", type=int, default=4, help="untimed moves per page first (default 4)")
-    parser.add_argument("--gap", type=float, default=0.3, help="seconds between moves (default 0.3)")
+    parser.add_argument(
+        "--gap", type=float, default=0.3, help="seconds between moves (default 0.3), plus up to a frame"
+    )
     parser.add_argument("--visits", type=int, default=5, help="fresh visits per URL (default 5)")
     parser.add_argument("--query", default=SHARED_QUERY, help=f"the shared link's query ({SHARED_QUERY})")
     parser.add_argument(
