@@ -568,6 +568,18 @@ CHART_LAYOUT = """() => [...document.querySelectorAll('.js-plotly-plot')].map(gd
 })"""
 
 
+# The stability map's panels' widths, its colour bar's box, its x axis titles' bottoms, its own bottom.
+MAP_PARTS = """() => {
+    const gd = [...document.querySelectorAll('.js-plotly-plot')]
+        .find(g => g.layout.title.text.startsWith('Stability'));
+    const box = (e) => { const r = e.getBoundingClientRect(); return { top: r.top, bottom: r.bottom }; };
+    return { panels: [gd._fullLayout.xaxis._length, gd._fullLayout.xaxis2._length],
+             bar: box(gd.querySelector('.colorbar')),
+             titles: [...gd.querySelectorAll('.g-xtitle, .g-x2title')].map(e => box(e).bottom),
+             bottom: gd.getBoundingClientRect().bottom };
+}"""
+
+
 # Each chart's current-step marker: the elements between it and its chart's SVG that clip it, its
 # display, and where it ends against the plot area's right edge.
 STEP_MARKERS = """() => [...document.querySelectorAll('.js-plotly-plot')].flatMap(gd => {
@@ -628,6 +640,14 @@ def test_charts_fit_the_window_and_follow_it(browser, dashboard_url):
     assert len(markers) == 3 and all(m["clipped"] == [] and m["display"] is None for m in markers), markers
     trajectory = next(m for m in markers if m["title"].startswith("Trajectory"))
     assert trajectory["right"] > trajectory["plot_right"], trajectory  # this one reaches past the axes
+    # The map's colour bar lies under its panels' axis titles, so the panels share the phone's width
+    # (beside them, the bar and its title took 136 px of it in the plain view and more here).
+    stability = page.page.evaluate(MAP_PARTS)
+    assert min(stability["panels"]) >= 100, stability
+    assert (
+        stability["bar"]["top"] >= max(stability["titles"])
+        and stability["bar"]["bottom"] <= stability["bottom"]
+    )
     assert page.errors == [], page.errors
     page.close()
     # A phone in the plain view: every title fits but the map's (its two panels do not fit either).

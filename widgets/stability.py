@@ -88,19 +88,33 @@ class StabilityChart:
             title,
             "",
             "",
-            height=460,
-            # A title, then two <sup> lines; on the right the colour bar and its title, and on the
-            # left the lr axis's tick labels: as wide as Plotly makes them (widgets.figures.MARGIN).
-            margin={**MARGIN, "l": 61, "r": 156, "t": 95},
+            # 60 px taller than with the colour bar on the right: the panels keep their height.
+            height=520,
+            # Above, a title and two <sup> lines; below, the axes' labels and titles, then the colour
+            # bar and its labels; on the left the B axis's tick labels: as wide as Plotly makes them
+            # on a window 1024 px wide or more (widgets.figures.MARGIN).
+            margin={**MARGIN, "l": 61, "t": 95, "b": 120},
             # The subtitle says what the lines are: a legend would show the white dashes on white.
             showlegend=False,
             coloraxis={
                 "colorscale": "Viridis",
                 "cmin": _ERROR_RANGE[0],
                 "cmax": _ERROR_RANGE[1],
-                # At the plot's edge and 20 px from it, not at 1.02 of the plot's width (Plotly's
-                # default): the room it takes on the right is then the same on every window.
-                "colorbar": {"title": {"text": "log10 |w − w*|"}, "len": 0.8, "x": 1.0, "xpad": 20},
+                # Below the panels, across the middle: on the right it took 136 px of every
+                # window's width from the two panels (at 390 px they were 63 px wide each, 28 in
+                # the projector view; now 123 and 112).
+                "colorbar": {
+                    "title": {"text": "log10 |w − w*|", "side": "bottom"},
+                    "orientation": "h",
+                    "x": 0.5,
+                    "xanchor": "center",
+                    "len": 0.6,
+                    "thickness": 12,
+                    "yref": "container",
+                    "y": 0,
+                    "yanchor": "bottom",
+                    "ypad": 6,
+                },
             },
         )
         for loss in LOSSES:
