@@ -78,22 +78,25 @@ class StabilityChart:
     setting, a box around its cell (`marker`)."""
 
     def layout(self, settings: Settings) -> dict:
+        # Lines short enough for a phone (Plotly does not wrap titles): at 390 px each fits the 342
+        # px from the title's start to the chart's edge, whatever w0's digits.
         title = (
-            f"Stability map: where each (lr, B) ends after N = {settings.N} steps<br><sup>from w0 = "
-            f"{settings.w0:.4g}; colour: log10 |w_N − w*|; orange-red: diverged; dashed: the critical lr "
-            "of theory<br>magenta box: the current setting; click a cell to go there</sup>"
+            f"Stability map: outcome after N = {settings.N} steps<br><sup>where each (lr, B) ends from w0 = "
+            f"{settings.w0:.4g}; orange-red: diverged<br>colour: log10 |w_N − w*|; dashed: the critical "
+            "lr of theory<br>magenta box: the current setting; click a cell to go there</sup>"
         )
         # The explorer's common layout; its single pair of axes is replaced by one pair per panel.
         layout = base_layout(
             title,
             "",
             "",
-            # 60 px taller than with the colour bar on the right: the panels keep their height.
-            height=520,
-            # Above, a title and two <sup> lines; below, the axes' labels and titles, then the colour
+            # 80 px taller than with the colour bar on the right and a shorter title's lines: the
+            # panels keep their height.
+            height=540,
+            # Above, a title and three <sup> lines; below, the axes' labels and titles, then the colour
             # bar and its labels; on the left the B axis's tick labels: as wide as Plotly makes them
             # on a window 1024 px wide or more (widgets.figures.MARGIN).
-            margin={**MARGIN, "l": 61, "t": 95, "b": 120},
+            margin={**MARGIN, "l": 61, "t": 115, "b": 120},
             # The subtitle says what the lines are: a legend would show the white dashes on white.
             showlegend=False,
             coloraxis={
