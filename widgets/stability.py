@@ -79,7 +79,8 @@ class StabilityChart:
 
     def layout(self, settings: Settings) -> dict:
         # Lines short enough for a phone (Plotly does not wrap titles): at 390 px each fits the 342
-        # px from the title's start to the chart's edge, whatever w0's digits.
+        # px from the title's start to the chart's edge, for N up to 2048 and a w0 of up to four
+        # characters (a slider value: -9.5); a w0 typed with many more digits may run past it.
         title = (
             f"Stability map: outcome after N = {settings.N} steps<br><sup>where each (lr, B) ends from w0 = "
             f"{settings.w0:.4g}; orange-red: diverged<br>colour: log10 |w_N − w*|; dashed: the critical "
@@ -90,8 +91,8 @@ class StabilityChart:
             title,
             "",
             "",
-            # 80 px taller than with the colour bar on the right and a shorter title's lines: the
-            # panels keep their height.
+            # 80 px taller than when the colour bar stood on the right and the title took two
+            # lines: the panels keep their height.
             height=540,
             # Above, a title and three <sup> lines; below, the axes' labels and titles, then the colour
             # bar and its labels; on the left the B axis's tick labels: as wide as Plotly makes them
