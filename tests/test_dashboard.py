@@ -43,6 +43,11 @@ def _text(frame) -> str:
     return frame.decode("utf-8", "replace") if isinstance(frame, bytes) else frame
 
 
+# In every page: the chart whose title starts with `title` (undefined if none).
+CHART_TITLED = """window.scanlabChart = (title) => [...document.querySelectorAll('.js-plotly-plot')]
+    .find(g => g.layout && g.layout.title && String(g.layout.title.text || '').startsWith(title));"""
+
+
 class Dashboard:
     """One page of the dashboard, with the console watched for errors."""
 
@@ -51,6 +56,7 @@ class Dashboard:
         # drops the request Voila sends on unload to shut the page's kernel down.
         width, height = viewport
         self.context = browser.new_context(viewport={"width": width, "height": height}, **options)
+        self.context.add_init_script(CHART_TITLED)
         self.page = self.context.new_page()
         self.errors = []
         self.requests = []  # every address the page asked for
@@ -93,8 +99,7 @@ class Dashboard:
         the frame is drawn)."""
         return self.page.evaluate(
             """([title, index]) => {
-                const gd = [...document.querySelectorAll('.js-plotly-plot')]
-                    .find(g => g.layout && g.layout.title && g.layout.title.text.startsWith(title));
+                const gd = scanlabChart(title);
                 if (index === null) index = gd._fullData.findIndex(t => t.visible === true);
                 return gd.calcdata[index].map(p => (typeof p.y === 'number' ? p.y : NaN));
             }""",
@@ -106,8 +111,7 @@ class Dashboard:
         axis's range."""
         return self.page.evaluate(
             """(title) => {
-                const gd = [...document.querySelectorAll('.js-plotly-plot')]
-                    .find(g => g.layout && g.layout.title && g.layout.title.text.startsWith(title));
+                const gd = scanlabChart(title);
                 const nan = (v) => (typeof v === 'number' ? v : NaN);
                 return {line: gd.querySelector('.scatterlayer .trace path.js-line').getAttribute('d'),
                         drawn: gd.calcdata[0].map(p => nan(p.y)), data: Array.from(gd.data[0].y, nan),
@@ -120,8 +124,7 @@ class Dashboard:
         """The map as drawn: each panel's outcome heatmap and its current-setting box (calcdata)."""
         return self.page.evaluate(
             """() => {
-                const gd = [...document.querySelectorAll('.js-plotly-plot')]
-                    .find(g => g.layout && g.layout.title && g.layout.title.text.startsWith('Stability map'));
+                const gd = scanlabChart('Stability map');
                 const nan = (v) => (typeof v === 'number' ? v : NaN);
                 const z = (i) => Array.from(gd.calcdata[i][0].z, (row) => Array.from(row, nan));
                 const box = (i) => [gd.calcdata[i].map(p => p.x), gd.calcdata[i].map(p => p.y)];
@@ -397,8 +400,7 @@ def test_clicking_the_stability_map_sets_lr_and_b(dashboard):
     chart.scroll_into_view_if_needed()
     x, y = dashboard.page.evaluate(
         """([x, y]) => {
-            const gd = [...document.querySelectorAll('.js-plotly-plot')]
-                .find(g => g.layout && g.layout.title && g.layout.title.text.startsWith('Stability map'));
+            const gd = scanlabChart('Stability map');
             const box = gd.getBoundingClientRect(), xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis;
             return [box.left + xa._offset + xa.d2p(x), box.top + ya._offset + ya.d2p(y)];
         }""",
@@ -570,8 +572,7 @@ CHART_LAYOUT = """() => [...document.querySelectorAll('.js-plotly-plot')].map(gd
 
 # The stability map's panels' widths, its colour bar's box, its x axis titles' bottoms, its own bottom.
 MAP_PARTS = """() => {
-    const gd = [...document.querySelectorAll('.js-plotly-plot')]
-        .find(g => g.layout.title.text.startsWith('Stability'));
+    const gd = scanlabChart('Stability map');
     const box = (e) => { const r = e.getBoundingClientRect(); return { top: r.top, bottom: r.bottom }; };
     return { panels: [gd._fullLayout.xaxis._length, gd._fullLayout.xaxis2._length],
              bar: box(gd.querySelector('.colorbar')),
@@ -647,7 +648,7 @@ def test_charts_fit_the_window_and_follow_it(browser, dashboard_url):
     assert (
         stability["bar"]["top"] >= max(stability["titles"])
         and stability["bar"]["bottom"] <= stability["bottom"]
-    )
+    ), stability
     assert page.errors == [], page.errors
     page.close()
     # A phone in the plain view: every title fits, the map's too (its lines were up to 489 px long),
@@ -717,10 +718,7 @@ def test_tick_labels_follow_the_axes_both_ways(browser, dashboard_url):
 
 def test_projector_view_and_hidden_controls_round_trip(browser, dashboard_url):
     page = Dashboard(browser, dashboard_url + "?lr=0.05&view=projector&hide=seed,presets")
-    font = page.page.evaluate(
-        """() => [...document.querySelectorAll('.js-plotly-plot')]
-            .find(g => g.layout.title.text.startsWith('Trajectory'))._fullLayout.font.size"""
-    )
+    font = page.page.evaluate("() => scanlabChart('Trajectory')._fullLayout.font.size")
     assert font == 18
     assert page.page.evaluate(MARKDOWN_FONT) == "18px"  # the notebook's text, larger too
     assert not page.page.get_by_text("Presets:").is_visible()
@@ -756,14 +754,11 @@ def test_markers_outside_the_axes_are_hidden_as_plotly_hides_them(dashboard):
     # (the step markers); the front end moves markers itself (markersPlaced) and must do the same.
     dashboard.page.get_by_role("button", name="Diverging").click()
     dashboard.page.wait_for_function(
-        "() => [...document.querySelectorAll('.js-plotly-plot')].some(gd => gd.data[1] && "
-        "gd.layout.title.text.startsWith('Loss landscape') && gd.layout.xaxis.range[1] > 1e6)",
-        timeout=20_000,
+        "() => scanlabChart('Loss landscape').layout.xaxis.range[1] > 1e6", timeout=20_000
     )
     readout = dashboard.slider("step").locator(".widget-readout")
     where = """() => {
-        const gd = [...document.querySelectorAll('.js-plotly-plot')]
-            .find(g => g.layout.title.text.startsWith('Loss landscape'));
+        const gd = scanlabChart('Loss landscape');
         const trace = gd.data.find(d => d.name === 'current step');
         return trace && trace.x.length ? Number(trace.x[0]) : null;
     }"""

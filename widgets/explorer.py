@@ -233,9 +233,9 @@ class Explorer:
         settings, problems = sanitize(settings._asdict())
         self.presentation = presentation
         # How narrow a chart may be drawn beside another (side_by_side): the projector's need more.
-        self.beside = BESIDE_PROJECTOR if presentation.view == "projector" else BESIDE
+        self.beside = BESIDE_PROJECTOR if self._on_projector else BESIDE
         make_figure = figure_widget(bundle_url)
-        if presentation.view == "projector":
+        if self._on_projector:
             make_figure = projector_widget(make_figure)
         self.model = model if model is not None else Model()
         self.batch = Batch()  # each callback's widget changes go to the page as one message

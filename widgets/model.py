@@ -180,10 +180,12 @@ class Model:
         data = self._data.get(corner)
         if data is not None:
             self._data.move_to_end(corner)
+            batches = data.batches
+        else:
+            full = self._full_for(s)
+            batches = self.engine.corner(full.batches, s.N, s.B)
         # The scan is dispatched first and collected last: JAX runs it on its own threads while the
         # NumPy theory below is computed.
-        full = None if data else self._full_for(s)
-        batches = data.batches if data else self.engine.corner(full.batches, s.N, s.B)
         collect = self.engine.start(s.w0, s.lr, batches)
         if data is None:
             data = self._data[corner] = self._data_for(full, s, batches)
