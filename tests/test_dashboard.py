@@ -48,6 +48,13 @@ CHART_TITLED = """window.scanlabChart = (title) => [...document.querySelectorAll
     .find(g => g.layout && g.layout.title && String(g.layout.title.text || '').startsWith(title));"""
 
 
+def chart_context(browser, **options):
+    """A browser context whose pages define scanlabChart (CHART_TITLED), for Dashboard's methods."""
+    context = browser.new_context(**options)
+    context.add_init_script(CHART_TITLED)
+    return context
+
+
 class Dashboard:
     """One page of the dashboard, with the console watched for errors."""
 
@@ -55,8 +62,7 @@ class Dashboard:
         # A context of its own that outlives the page: a page-owned context closes with the page and
         # drops the request Voila sends on unload to shut the page's kernel down.
         width, height = viewport
-        self.context = browser.new_context(viewport={"width": width, "height": height}, **options)
-        self.context.add_init_script(CHART_TITLED)
+        self.context = chart_context(browser, viewport={"width": width, "height": height}, **options)
         self.page = self.context.new_page()
         self.errors = []
         self.requests = []  # every address the page asked for

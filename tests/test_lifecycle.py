@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.protocol import Server
-from tests.test_dashboard import Dashboard
+from tests.test_dashboard import Dashboard, chart_context
 
 DASHBOARD_KERNEL = Path(__file__).resolve().parent.parent / "serving" / "dashboard_kernel.py"
 
@@ -57,7 +57,7 @@ class Visitor(Dashboard):
     with it and drops the shutdown request the page sends on its way out."""
 
     def __init__(self, browser, url):
-        self.context = browser.new_context(viewport={"width": 1280, "height": 900})
+        self.context = chart_context(browser, viewport={"width": 1280, "height": 900})
         self.page = self.context.new_page()
         self.errors, self.refused = [], []
         self.page.on("pageerror", lambda error: self.errors.append(str(error)))
