@@ -164,31 +164,26 @@ def table(info: dict, results: dict, codes: dict) -> str:
             "benchmarks.browser",
         )
     elif isinstance(ratio, dict) and "median" in ratio:
-        echo, app = dig(web, "moves", "echo", "done") or {}, dig(web, "moves", "explorer", "done") or {}
+        echo, app = (dig(web, "moves", page, "framed") or {} for page in ("echo", "explorer"))
         for stat in ("median", "p95"):
             detail = f" ({app[stat]:.0f} / {echo[stat]:.0f} ms)" if stat in app and stat in echo else ""
             add(
-                f"slider to settled charts / bare echo, {stat}",
+                f"slider to settled charts / bare echo, each to the frame painting its last change, {stat}",
                 f"{ratio[stat]:.2f}x{detail}",
                 f"<= {SETTLED_RATIO:g}x",
                 verdict(ratio[stat], SETTLED_RATIO),
                 "benchmarks.browser",
             )
-        framed = dig(web, "moves", "echo", "framed") or {}
-        if "median" in framed and "median" in app:
-            add(
-                "the same, against the echo's painted frame (its label, then the animation frame that "
-                "paints it, as the charts' drawing events are): median",
-                f"{app['median'] / framed['median']:.2f}x ({app['median']:.0f} / {framed['median']:.0f} ms)",
-                "(not the target's measure)",
-                "",
-                "benchmarks.browser",
-            )
-            if "median" in echo:
+        others = dig(web, "ratios") or {}
+        for key, words in (
+            ("mutation", "the same, each to its last change before that frame (a mutation of the page)"),
+            ("events", "the charts' last drawing event (in the frame after drawing) / the echo's label"),
+            ("floor", "the echo's frame / the echo's label: the ratio above for charts drawn at no cost"),
+        ):
+            if isinstance(others.get(key), dict) and "median" in others[key]:
                 add(
-                    "the echo's painted frame / the echo's label, median: about the ratio of charts drawn "
-                    "at no cost, timed to the frame that paints them",
-                    f"{framed['median'] / echo['median']:.2f}x",
+                    f"{words}: median (p95)",
+                    f"{others[key]['median']:.2f}x ({others[key]['p95']:.2f}x)",
                     "(not the target's measure)",
                     "",
                     "benchmarks.browser",
