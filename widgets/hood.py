@@ -41,6 +41,12 @@ from widgets.figures import BESIDE, base_layout, send, side_by_side
 _PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00")
 _NOTICE = '<span class="scanlab-notice">&#9888; {}</span>'
 
+# The sides of widgets.figures.MARGIN that the hood's line charts need wider: log-scale tick labels
+# ("100M", "0.001"; Plotly widened the left margin to 68 to 71 px) and an x axis whose range ends on a
+# tick (the steps' "200": the right to 21 to 23 px). A margin Plotly widens costs the chart a second
+# drawing when its panel opens; the pairs side by side keep equal plot areas.
+HOOD_MARGIN = {"l": 74, "r": 24}
+
 
 def _notice(text: str) -> str:
     return _NOTICE.format(html.escape(text))
@@ -128,6 +134,7 @@ class InvariantsPanel:
                 "sequence length N",
                 "temporary bytes",
                 "log",
+                margin=HOOD_MARGIN,
                 xaxis={"title": {"text": "sequence length N"}, "type": "log"},
             ),
         )
@@ -329,7 +336,14 @@ class LoopsPanel:
             "run": ("Run time of the compiled loop (median of 3)", "run time (s)"),
         }
         title, y_title = titles[what]
-        return base_layout(title, "N (steps)", y_title, "log", xaxis={"title": {"text": "N (steps)"}, **axes})
+        return base_layout(
+            title,
+            "N (steps)",
+            y_title,
+            "log",
+            margin=HOOD_MARGIN,
+            xaxis={"title": {"text": "N (steps)"}, **axes},
+        )
 
     @property
     def running(self) -> bool:
@@ -563,6 +577,7 @@ class OptaxPanel:
                 "Each parameter after every step (dashed: the true values)",
                 "step",
                 "value",
+                margin=HOOD_MARGIN,
                 xaxis={"title": {"text": "step"}, "range": [0, self.steps.value]},
             ),
         )
@@ -578,7 +593,12 @@ class OptaxPanel:
                 )
             ],
             layout=base_layout(
-                "Minibatch loss before each step", "step", "mean squared error", "log", showlegend=False
+                "Minibatch loss before each step",
+                "step",
+                "mean squared error",
+                "log",
+                margin=HOOD_MARGIN,
+                showlegend=False,
             ),
         )
         self.status.value = self._status_text(fit)
