@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import platform
 import subprocess
@@ -147,7 +148,7 @@ def table(info: dict, results: dict, codes: dict) -> str:
     add("XLA compiles after warm-up", COMPILE_TESTS, "0, exact", "tested", "pytest")
 
     web = results.get("browser")
-    ratio = dig(web, "ratio")
+    ratio = dig(web, "ratios", "ratio")  # the target's; the others below it
     if web is None:
         add(
             "slider to settled charts / bare echo",
@@ -169,7 +170,7 @@ def table(info: dict, results: dict, codes: dict) -> str:
             detail = f" ({app[stat]:.0f} / {echo[stat]:.0f} ms)" if stat in app and stat in echo else ""
             add(
                 f"slider to settled charts / bare echo, each to the frame painting its last change, {stat}",
-                f"{ratio[stat]:.2f}x{detail}",
+                f"{ratio[stat]:.2f}x{detail}" if math.isfinite(ratio[stat]) else "no frame within the wait",
                 f"<= {SETTLED_RATIO:g}x",
                 verdict(ratio[stat], SETTLED_RATIO),
                 "benchmarks.browser",
@@ -178,7 +179,7 @@ def table(info: dict, results: dict, codes: dict) -> str:
         for key, words in (
             ("mutation", "the same, each to its last change before that frame (a mutation of the page)"),
             ("events", "the charts' last drawing event (in the frame after drawing) / the echo's label"),
-            ("floor", "the echo's frame / the echo's label: the ratio above for charts drawn at no cost"),
+            ("floor", "the echo's frame's callbacks / its label: the ratio above, charts drawn at no cost"),
         ):
             if isinstance(others.get(key), dict) and "median" in others[key]:
                 add(

@@ -36,47 +36,51 @@ def _moves(records):
     return {"echo": summarise_moves(records["echo"]), "explorer": summarise_moves(records["explorer"])}
 
 
-def test_a_move_has_settled_at_the_frame_that_paints_its_last_change_on_both_pages():
-    # Page clock, ms. Two charts: the first changes at 104 and 105, the second at 109 (one task of
-    # drawing each); frames come every 16 ms. The charts' drawing events come in the frame at 116.
-    charts = {
-        "key": 100.0,
-        "origin": 0.0,
-        "ws": [],
-        "hookMs": 0.0,
-        "n": 2,
-        "titles": ["Trajectory", "Loss"],
-        "ap": [[116.0, 0], [116.2, 1]],
-        "dom": [[99.0, 1], [104.0, 0], [105.0, 0], [109.0, 1]],  # 99: before the key, not this move's
-        "frames": [106.0, 116.0, 132.0],  # 106: the frame after the first chart's change only
-    }
+def _charts(key, dom, frames, ap):
+    """An explorer move: its charts' changes (time, chart), frames ([callbacks, rendering's end]),
+    drawing events (time, chart)."""
+    return {"key": key, "origin": 0.0, "ws": [], "hookMs": 0.0, "n": 2, "titles": ["Trajectory", "Loss"],
+            "dom": dom, "frames": frames, "ap": ap}  # fmt: skip
+
+
+def _echo(key, changed, frames):
+    return {"key": key, "origin": 0.0, "ws": [], "hookMs": 0.0, "changed": changed, "frames": frames}
+
+
+def test_a_move_has_settled_when_the_frame_after_its_last_change_has_rendered_on_both_pages():
+    # Page clock, ms. Two charts: the first changes at 104 and 105, the second at 109; frames every
+    # 16 ms, each rendered 6 ms after its callbacks. The charts' drawing events come in the frame at
+    # 116, whose rendering ends at 122.
+    charts = _charts(
+        100.0,
+        dom=[[104.0, 0], [105.0, 0], [109.0, 1]],
+        frames=[[106.0, 107.0], [116.0, 122.0], [132.0, 134.0]],  # 106: after the first change only
+        ap=[[116.0, 0], [116.2, 1]],
+    )
     move = analyse_move(charts)
     assert move["dom_done"] == pytest.approx(9.0)  # the last change, not the first
-    assert move["framed"] == pytest.approx(16.0)  # the frame after it, not the one at 106
+    assert move["frame_at"] == pytest.approx(16.0)  # the frame after it, not the one at 106
+    assert move["framed"] == pytest.approx(22.0)  # that frame rendered
     assert move["done"] == pytest.approx(16.2)  # the last drawing event
-    echo = {"key": 200.0, "origin": 0.0, "ws": [], "hookMs": 0.0, "changed": 204.0, "framed": 212.0}
-    assert analyse_move(echo) == {"instrumentation_ms": 0.0, "done": 4.0, "framed": 12.0}
+    echo = analyse_move(_echo(200.0, changed=204.0, frames=[[212.0, 213.0], [228.0, 229.0]]))
+    assert (echo["done"], echo["frame_at"], echo["framed"]) == pytest.approx((4.0, 12.0, 13.0))
 
-    r = ratios(_moves({"echo": [echo], "explorer": [charts]}))
-    assert r["ratio"]["median"] == pytest.approx(16.0 / 12.0)  # the target's: frame over frame
-    assert r["mutation"]["median"] == pytest.approx(9.0 / 4.0)
-    assert r["events"]["median"] == pytest.approx(16.2 / 4.0)
-    assert r["floor"]["median"] == pytest.approx(12.0 / 4.0)
+    # A second move on each page: the target's median and p95 are each page's own, then divided.
+    later = _charts(300.0, dom=[[311.0, 0], [312.0, 1]], frames=[[316.0, 330.0]], ap=[[316.0, 0], [316.0, 1]])
+    echo_later = _echo(400.0, changed=406.0, frames=[[416.0, 418.0]])
+    moves = _moves({"echo": [_echo(200.0, 204.0, [[212.0, 213.0]]), echo_later], "explorer": [charts, later]})
+    r = ratios(moves)
+    assert moves["explorer"]["framed"]["median"] == pytest.approx((22.0 + 30.0) / 2)
+    assert r["ratio"]["median"] == pytest.approx(((22.0 + 30.0) / 2) / ((13.0 + 18.0) / 2))
+    assert r["ratio"]["p95"] == pytest.approx((22.0 + 0.95 * 8.0) / (13.0 + 0.95 * 5.0))
+    assert r["mutation"]["median"] == pytest.approx(((9.0 + 12.0) / 2) / ((4.0 + 6.0) / 2))
+    assert r["events"]["median"] == pytest.approx(((16.2 + 16.0) / 2) / ((4.0 + 6.0) / 2))
+    assert r["floor"]["median"] == pytest.approx(((12.0 + 16.0) / 2) / ((4.0 + 6.0) / 2))
 
 
 def test_a_move_without_a_frame_after_its_last_change_has_no_settled_time():
     # A chart that changed again after the last frame taken (the move's wait ended first): its
     # frame is unknown, and an earlier one must not stand in for it.
-    charts = {
-        "key": 0.0,
-        "origin": 0.0,
-        "ws": [],
-        "hookMs": 0.0,
-        "n": 1,
-        "titles": ["Trajectory"],
-        "ap": [[16.0, 0]],
-        "dom": [[5.0, 0], [20.0, 0]],
-        "frames": [16.0],
-    }
+    charts = _charts(0.0, dom=[[5.0, 0], [20.0, 1]], frames=[[16.0, 18.0]], ap=[[16.0, 0], [16.0, 1]])
     move = analyse_move(charts)
     assert move["dom_done"] == pytest.approx(20.0) and "framed" not in move
