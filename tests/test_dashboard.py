@@ -511,8 +511,10 @@ def test_under_the_hood_panels_open_and_answer(dashboard):
     page.get_by_text("Pytree parameters and Optax optimizers (seed 004)").click()
     page.get_by_text("After 200 steps of sgd").wait_for(timeout=60_000)
     page.get_by_text(re.compile("^Python loop vs lax.scan vs unrolled jit")).click()
-    page.wait_for_function(
-        "() => [...document.querySelectorAll('.js-plotly-plot')].filter(gd => gd._fullLayout).length >= 12",
+    page.wait_for_function(  # each chart drawn at its box's width (front_end.js, followWidth)
+        """() => [...document.querySelectorAll('.js-plotly-plot')]
+            .filter(gd => gd._fullLayout && Math.abs(gd._fullLayout.width - gd.clientWidth) <= 1)
+            .length >= 12""",
         timeout=30_000,
         polling=200,
     )

@@ -41,11 +41,13 @@ from widgets.figures import BESIDE, base_layout, send, side_by_side
 _PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00")
 _NOTICE = '<span class="scanlab-notice">&#9888; {}</span>'
 
-# The sides of widgets.figures.MARGIN that the hood's line charts need wider: log-scale tick labels
-# ("100M", "0.001"; Plotly widened the left margin to 68 to 71 px) and an x axis whose range ends on a
-# tick (the steps' "200": the right to 21 to 23 px). A margin Plotly widens costs the chart a second
-# drawing when its panel opens; the pairs side by side keep equal plot areas.
-HOOD_MARGIN = {"l": 74, "r": 24}
+# The sides of widgets.figures.MARGIN that the hood's line charts need wider as their panels open:
+# log-scale tick labels ("100M", "0.001"; Plotly widened the left margin to 68 to 71 px) and an x
+# axis whose range ends on a tick (the steps' "200": the right to 21 to 23 px), with room to spare
+# for another machine's fonts. A margin Plotly widens costs the chart a second drawing; the pairs
+# side by side keep equal plot widths. Wider labels later (a measurement, other steps, a loss that
+# grows by orders of magnitude) can still widen a margin, drawn twice then as before.
+HOOD_MARGIN = {"l": 78, "r": 28}
 
 
 def _notice(text: str) -> str:
