@@ -15,12 +15,13 @@ move then the other's, a gap between moves, plus up to one frame (1/60 s) at ran
 ends on an animation frame, so with a fixed gap every key came at the same point of the page's frame
 cycle, and what waits for a frame (the charts' drawing events) moved with that point from run to
 run (the echo's frame 10.2 ms after its key in one run, 17.3 to 19.4 ms in seven others, medians).
-Times are taken in the page from the keydown event. A page has settled at the animation frame
-that paints its last change, taken the same way on both (the target's measure, `ratios`): a
-MutationObserver sees the change (the echo's label text; any element of any `.js-plotly-plot`) and
-requests the frame. A move waits until every chart has finished drawing since the key, at its last
-`plotly_afterplot`, `plotly_animated` or `plotly_relayout` event within the gap; the report also
-gives each page's last change itself and those drawing events (see `ratios`).
+Times are taken in the page from the keydown event. A page has settled when the animation frame
+that paints its last change has rendered, taken the same way on both (the target's measure,
+`ratios`): a MutationObserver sees the change (the echo's label text; any element of any
+`.js-plotly-plot`) and requests the frame, whose callback posts a message that runs as the task
+after the frame's style, layout and paint. A move waits until every chart has finished drawing
+since the key, at its last `plotly_afterplot`, `plotly_animated` or `plotly_relayout` event within
+the gap; the report also gives each page's last change itself and those drawing events (`ratios`).
 The page's websocket is wrapped, so each move also splits into: value sent, kernel busy and idle
 (the kernel's own timestamps), figure messages received, and charts redrawn.
 
@@ -958,13 +959,13 @@ def run_navigation(browser, server: Server, args, expected: int, errors: list, l
 
 def ratios(moves: dict) -> dict:
     """Explorer / echo, median and p95 (each the ratio of the two pages' own statistics), by how a
-    move's end is timed: "ratio" the target's, both pages to the animation frame that paints their
-    last change; "mutation" both to that change; "events" the explorer's last drawing event against
-    the echo's label (the target's measure until 2026-12-01; the charts' front end and
-    Plotly.animate emit that event in the callbacks of the frame after drawing, against a change
-    before its frame); "floor" the callbacks of the echo's frame / the echo's label, about what the
-    "events" ratio of charts drawn at no cost would be (the frame comes at a random point of the
-    wait: a typical figure, not a bound)."""
+    move's end is timed: "ratio" the target's, both pages until the animation frame that paints
+    their last change has rendered; "mutation" both to that change; "events" the explorer's last
+    drawing event against the echo's label (the target's measure until 2026-12-01; the charts'
+    front end and Plotly.animate emit that event in the callbacks of the frame after drawing,
+    against a change before its frame); "floor" the callbacks of the echo's frame / the echo's
+    label, about what the "events" ratio of charts drawn at no cost would be (the frame comes at a
+    random point of the wait: a typical figure, not a bound)."""
     echo, explorer = moves["echo"], moves["explorer"]
 
     def over(a: dict, a_key: str, b: dict, b_key: str) -> dict:
@@ -998,12 +999,15 @@ def report(results: dict) -> str:
         f"        {' '.join(results['server']['env']) or '(no JAX/VOILA environment)'}",
         "",
         f"slider move until the page has settled, {echo['done']['n']} moves per page (ms)   median     p95",
-        "  each page to the animation frame that paints its last change (the target's measure):",
+        "  each page until the frame that paints its last change has rendered (the target's measure):",
         row("echo: IntSlider -> Label text", echo.get("framed", nan)),
         row(f"explorer: lr -> every chart ({moves['charts']} charts)", explorer.get("framed", nan)),
         row("ratio explorer / echo (target <= 2, aim 1.5)", r["ratio"], 2),
         *(
-            [f"    (of {echo['done']['n']} moves a page, the frame came within the wait on {framed})"]
+            [
+                f"    (of {echo['done']['n']} moves a page, the frame came within the wait on "
+                f"{framed['echo']} of the echo's, {framed['explorer']} of the explorer's)"
+            ]
             if min(framed.values()) < echo["done"]["n"]
             else []
         ),
