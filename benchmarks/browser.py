@@ -987,7 +987,7 @@ def report(results: dict) -> str:
     echo, explorer = moves["echo"], moves["explorer"]
     r = results["ratios"]
     nan = {"median": math.nan, "p95": math.nan}
-    framed = {page: (moves[page].get("framed") or {}).get("n", 0) for page in ("echo", "explorer")}
+    framed_n = {page: (moves[page].get("framed") or {}).get("n", 0) for page in ("echo", "explorer")}
 
     def row(words: str, values: dict, digits: int = 1) -> str:
         return f"  {words:<62}{values['median']:7.{digits}f} {values['p95']:7.{digits}f}"
@@ -1006,9 +1006,9 @@ def report(results: dict) -> str:
         *(
             [
                 f"    (of {echo['done']['n']} moves a page, the frame came within the wait on "
-                f"{framed['echo']} of the echo's, {framed['explorer']} of the explorer's)"
+                f"{framed_n['echo']} of the echo's, {framed_n['explorer']} of the explorer's)"
             ]
-            if min(framed.values()) < echo["done"]["n"]
+            if min(framed_n.values()) < echo["done"]["n"]
             else []
         ),
         "  each page to its last change, before that frame (a mutation of the page):",

@@ -148,7 +148,8 @@ def table(info: dict, results: dict, codes: dict) -> str:
     add("XLA compiles after warm-up", COMPILE_TESTS, "0, exact", "tested", "pytest")
 
     web = results.get("browser")
-    ratio = dig(web, "ratios", "ratio")  # the target's; the others below it
+    ratios = dig(web, "ratios") or {}
+    ratio = ratios.get("ratio")  # the target's; the others below it
     if web is None:
         add(
             "slider to settled charts / bare echo",
@@ -175,16 +176,15 @@ def table(info: dict, results: dict, codes: dict) -> str:
                 verdict(ratio[stat], SETTLED_RATIO),
                 "benchmarks.browser",
             )
-        others = dig(web, "ratios") or {}
         for key, words in (
             ("mutation", "the same, each to its last change before that frame (a mutation of the page)"),
             ("events", "the charts' last drawing event (in the frame after drawing) / the echo's label"),
             ("floor", "the echo's frame's callbacks / its label: the ratio above, charts drawn at no cost"),
         ):
-            if isinstance(others.get(key), dict) and "median" in others[key]:
+            if isinstance(ratios.get(key), dict) and "median" in ratios[key]:
                 add(
                     f"{words}: median (p95)",
-                    f"{others[key]['median']:.2f}x ({others[key]['p95']:.2f}x)",
+                    f"{ratios[key]['median']:.2f}x ({ratios[key]['p95']:.2f}x)",
                     "(not the target's measure)",
                     "",
                     "benchmarks.browser",
