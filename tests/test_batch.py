@@ -10,7 +10,7 @@ from ipywidgets.widgets.widget import _instances
 
 from benchmarks import protocol
 from widgets import Explorer, batch
-from widgets.batch import BATCH, READY, Batch
+from widgets.batch import BATCH, LIVE, READY, WELCOME, Batch
 from widgets.hood import UnderTheHood
 
 
@@ -42,9 +42,20 @@ def watched(widget, log, name):
     return widget
 
 
+def greet(hub) -> None:
+    """The page's side of the handshake: its code runs (READY), and it hears the kernel's WELCOME
+    (LIVE). The welcome is taken out of the log."""
+    log = hub.comm.log
+    hub._on_front_end(hub, {"kind": READY}, [])
+    sent = log.pop()
+    assert sent[0] == hub.comm.comm_id and sent[1]["content"] == {"kind": WELCOME}, sent
+    assert not hub.live  # not before the page has heard it
+    hub._on_front_end(hub, {"kind": LIVE}, [])
+
+
 def live(log) -> Batch:
     hub = watched(Batch(), log, "batch")
-    hub._on_front_end(hub, {"kind": READY}, [])
+    greet(hub)
     return hub
 
 
@@ -247,7 +258,7 @@ def test_the_map_says_computing_before_its_worker_draws(log):
     try:
         explorer.batch.comm.comm_id = "batch"
         status = explorer.stability.status.model_id
-        explorer.batch._on_front_end(explorer.batch, {"kind": READY}, [])
+        greet(explorer.batch)
         log.clear()
         show_texts = explorer._show_texts
 
@@ -291,7 +302,7 @@ def alone_and_batched(build, move):
         made = watch_made(log, known)
         hub.comm.comm_id = "batch"
         if batching:
-            hub._on_front_end(hub, {"kind": READY}, [])
+            greet(hub)
         move(built)
         forget(made)
     # The control's own value goes first, set in the kernel here (from a page: its echo).
@@ -346,7 +357,7 @@ def test_measure_says_starting_before_its_thread_draws(log, monkeypatch):
 
     try:
         hub.comm.comm_id = "batch"
-        hub._on_front_end(hub, {"kind": READY}, [])
+        greet(hub)
         loops._run = lambda ns, timeout: setattr(loops.status, "value", "measured")
         monkeypatch.setattr(threading, "Thread", JoinedOnStart)
         loops.measure()

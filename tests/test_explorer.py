@@ -12,12 +12,22 @@ import numpy as np
 import plotly
 import plotly.graph_objects as go
 import pytest
+from plotly.basedatatypes import Undefined
 from traitlets import TraitError
 
 import core
 from tests.reference import batches_for
 from widgets import DEFAULTS, PRESETS, Explorer
-from widgets.figures import BUNDLE_PATH, FRONT_END, FRONT_END_PATH, bundle_url, figure_widget
+from widgets.figures import (
+    BUNDLE_PATH,
+    CHART_LOADER,
+    CHARTS,
+    FRONT_END,
+    FRONT_END_PATH,
+    ServedFigureWidget,
+    bundle_url,
+    figure_widget,
+)
 from widgets.model import LOSSES, MAP_BATCH_SIZES, MAP_LRS
 from widgets.settings import RANGES
 from widgets.stability import TRACES_PER_LOSS
@@ -391,7 +401,11 @@ def test_figures_load_plotly_from_the_served_bundle(tmp_path):
     assert issubclass(figure_widget(None), go.FigureWidget)
     url = bundle_url(page, "/", root=tmp_path)
     figure = figure_widget(url)(data=[go.Scatter(y=[1.0, 2.0])])
-    assert figure._esm == url and isinstance(figure, figure_widget(url))  # one class per address
+    # The chart's code is the loader (widgets/chart_loader.js), which imports the front end from the
+    # address without making anywidget wait for it; one class per address.
+    assert figure.front_end == url and figure._esm == CHART_LOADER.replace('"__FRONT_END__"', json.dumps(url))
+    assert len(figure._esm) < 5_000
+    assert isinstance(figure, figure_widget(url)) and isinstance(figure, ServedFigureWidget)
     assert len(go.FigureWidget()._esm) > 1_000_000  # what each chart used to carry
 
 
@@ -445,7 +459,10 @@ def test_behind_a_hub_the_bundle_is_fetched_under_the_browsers_prefix(tmp_path, 
     monkeypatch.setenv("VOILA_SERVER_URL", "/")
     explorer = Explorer.from_environment()
     assert explorer.settings.lr == 0.1
-    assert explorer.figures["trajectory"]._esm == f"https://hub.example/user/ana/voila/files/{FRONT_END_PATH}"
+    assert (
+        explorer.figures["trajectory"].front_end
+        == f"https://hub.example/user/ana/voila/files/{FRONT_END_PATH}"
+    )
     assert (
         explorer.share.value
         == "https://hub.example/user/ana/voila/render/app.ipynb?lr=0.1&N=100&B=16&loss=sum"
@@ -497,3 +514,60 @@ def test_a_visitor_cannot_break_a_control_over_the_widget_protocol(explorer):
     assert loss._options_labels == ("sum", "mean", "both")
     loss.set_state({"index": 2})
     assert explorer.settings.loss == "both"
+
+
+# A served page's charts (widgets/chart_loader.js): what a chart's front end says, and what it gets.
+SERVED = "http://127.0.0.1:8866/voila/files/front-end.js"
+
+
+def _said(figure, kind: str) -> None:
+    figure._on_page(figure, {"kind": kind}, [])
+
+
+def test_a_chart_that_listens_late_gets_everything_changed_since_it_was_built():
+    explorer = Explorer(bundle_url=SERVED, background=False)
+    quiet = explorer.figures["loss"]
+    before = quiet._last_layout_edit_id
+    _said(quiet, "scanlab-hello")  # nothing sent yet: the page's copy is the figure as built
+    assert quiet._last_layout_edit_id == before
+    explorer.inputs["lr"].value = 0.02
+    explorer.inputs["N"].value = 40
+    for name, figure in explorer.figures.items():
+        sent = figure._py2js_update
+        _said(figure, "scanlab-hello")
+        again = figure._py2js_update
+        assert again is not sent and again is not None, name
+        for position, index in enumerate(again["style_traces"]):
+            for key, values in again["style_data"].items():
+                if values[position] is not Undefined:
+                    np.testing.assert_array_equal(values[position], figure._data[index][key], err_msg=name)
+        # The layout paths sent since (a range, a tick, a title), and the frame after the update.
+        assert again["layout_data"].keys() == figure.__dict__["_scanlab_sent"]["layout"], name
+        assert figure._py2js_animate["layout_edit_id"] == again["layout_edit_id"] + 1, name
+    assert not any(figure.heard for figure in explorer.figures.values())
+    _said(quiet, "scanlab-heard")
+    assert quiet.heard
+
+
+def test_a_chart_the_page_cannot_hear_is_replaced_with_its_current_run():
+    explorer = Explorer(bundle_url=SERVED, background=False)
+    boxes = explorer.show("trajectory", "stability")
+    explorer.inputs["lr"].value = 0.3
+    heard = explorer.figures["loss"]
+    _said(heard, "scanlab-heard")
+    _said(heard, "scanlab-deaf")  # it heard the welcome: a late word changes nothing
+    assert explorer.figures["loss"] is heard and heard.comm is not None
+    old, old_map = explorer.figures["trajectory"], explorer.stability.figure
+    _said(old, "scanlab-deaf")
+    _said(old_map, "scanlab-deaf")
+    new, new_map = explorer.figures["trajectory"], explorer.stability.figure
+    assert new is not old and old.comm is None and new_map is not old_map and old_map.comm is None
+    shown = [w for box in boxes.children[0].children for w in box.children]
+    assert new in shown and new_map in shown and old not in shown and old_map not in shown
+    rebuilt = CHARTS["trajectory"].build(explorer.result, "sum", explorer.step, go.Figure)
+    for a, b in zip(new.data, rebuilt.data, strict=True):
+        np.testing.assert_array_equal(np.asarray(a.y, dtype=float), np.asarray(b.y, dtype=float))
+    explorer.inputs["lr"].value = 0.05  # the new charts follow the controls
+    np.testing.assert_array_equal(
+        new._data[0]["y"], explorer.result.histories["sum"].weights.astype(np.float64)
+    )

@@ -10,8 +10,9 @@ model through the model's own message handler, as if it had come alone, so the w
 (ipywidgets', Plotly's) receives what it would have: the kernel's widget state and the browser's
 agree as before.
 
-A Batch collects nothing until its front end has said that it is there (a page that cannot load it
-gets every message as before), and a single message goes as it is. Any other message sent during a
+A Batch collects nothing until its front end has shown that it hears the kernel (READY, WELCOME,
+LIVE: a page that cannot load it, or that refuses its messages, gets every message as before), and a
+single message goes as it is. Any other message sent during a
 batch (a custom message, an echo) first sends what was collected, so nothing is reordered. A widget
 created during a batch is opened at once, before the changes collected: nothing can refer to it
 before it exists. Messages another thread sends (the stability map's worker, the loops panel's
@@ -32,9 +33,12 @@ import anywidget
 import ipywidgets as ipw
 
 BATCH = "scanlab-batch"
-READY = "scanlab-ready"
+READY = "scanlab-ready"  # the front end's code runs
+WELCOME = "scanlab-welcome"  # the kernel's answer to READY
+LIVE = "scanlab-live"  # the front end heard the welcome
 
-BATCH_ESM = """
+BATCH_ESM = (
+    """
 // widgets/batch.py: a batch of widget messages from the kernel, each handed to its widget's model
 // as if it had come alone, in the order they were sent. A model is looked up once; until every
 // model of a batch is known, batches wait for each other in order.
@@ -53,6 +57,7 @@ export default {
       }
     };
     model.on("msg:custom", (content, buffers) => {
+      if (content && content.kind === "__WELCOME__") return model.send({ kind: "__LIVE__" });
       if (!content || content.kind !== "__BATCH__" || !Array.isArray(content.messages)) return;
       const parts = [];
       let at = 0;
@@ -81,7 +86,11 @@ export default {
     model.send({ kind: "__READY__" });
   },
 };
-""".replace("__BATCH__", BATCH).replace("__READY__", READY)
+""".replace("__BATCH__", BATCH)
+    .replace("__READY__", READY)
+    .replace("__WELCOME__", WELCOME)
+    .replace("__LIVE__", LIVE)
+)
 
 
 @dataclasses.dataclass
@@ -109,7 +118,13 @@ class Batch(anywidget.AnyWidget):
         self.on_msg(self._on_front_end)
 
     def _on_front_end(self, _widget, content, _buffers) -> None:
-        if isinstance(content, dict) and content.get("kind") == READY:
+        # Collected messages go only to a front end shown to hear this widget: anywidget refuses
+        # every message to a model whose code was not ready 2 s after the model was made
+        # (widgets/chart_loader.js), and such a batch would never reach the page.
+        kind = content.get("kind") if isinstance(content, dict) else None
+        if kind == READY:
+            self.send({"kind": WELCOME})
+        elif kind == LIVE:
             self.live = True
 
     def __enter__(self) -> Batch:

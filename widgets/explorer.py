@@ -275,10 +275,9 @@ class Explorer:
         )
         self.export_links = ipw.HTML()
 
-        self.figures = {
-            name: chart.build(self.result, settings.loss, self.step, make_figure)
-            for name, chart in CHARTS.items()
-        }
+        self._make_figure = make_figure
+        self.figures = {name: self._chart(name) for name in CHARTS}
+        self._boxes: dict[str, ipw.Box] = {}  # the box each chart is shown in (`_view`)
         self.captions = {}  # the numbers of a chart that change with a slider, above it
         for name, chart in CHARTS.items():
             if text := chart.caption(self.result, settings.loss):
@@ -403,7 +402,26 @@ class Explorer:
         if name == "stability":
             return self.stability.widget
         caption = [self.captions[name]] if name in self.captions else []
-        return ipw.VBox([*caption, self.figures[name]])
+        self._boxes[name] = ipw.VBox([*caption, self.figures[name]])
+        return self._boxes[name]
+
+    def _chart(self, name: str):
+        """The named chart's figure as the current result, view and step draw it; replaced by a new
+        one if the page cannot hear it (widgets.figures.ServedFigureWidget)."""
+        figure = CHARTS[name].build(self.result, self.settings.loss, self.step, self._make_figure)
+        if hasattr(figure, "on_deaf"):
+            figure.on_deaf(lambda old, name=name: self._replace(name, old))
+        return figure
+
+    @batched
+    def _replace(self, name: str, old) -> None:
+        if self.figures.get(name) is not old:
+            return
+        self.figures[name] = new = self._chart(name)
+        if name in self._boxes:
+            box = self._boxes[name]
+            box.children = tuple(new if child is old else child for child in box.children)
+        old.close()
 
     def show(self, *names: str) -> ipw.VBox:
         """The named charts side by side, wrapping on narrow screens, with the source of the core

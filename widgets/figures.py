@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import math
+import threading
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -354,6 +356,15 @@ def send(figure: go.FigureWidget, traces: list[dict], indexes, layout: dict | No
     into the figure's state: `trace.update` validated every element (about 2 ms per chart at
     N = 1000) and `plotly_update` checked every key path, together most of a callback's time.
     """
+    with _lock(figure):  # the map's worker sends too, and a chart's "hello" resends (`resend`)
+        _send(figure, traces, indexes, layout)
+
+
+def _lock(figure) -> threading.RLock:
+    return figure.__dict__.setdefault("_scanlab_lock", threading.RLock())
+
+
+def _send(figure, traces, indexes, layout) -> None:
     changed: dict[int, dict] = {}
     emptied = False  # a trace's points appeared, or all went
     for index, fields in zip(indexes, traces, strict=True):
@@ -363,6 +374,9 @@ def send(figure: go.FigureWidget, traces: list[dict], indexes, layout: dict | No
                 emptied |= key in ANIMATED_FIELDS and (_size(value) == 0) != (_size(state.get(key)) == 0)
                 state[key] = value
                 changed.setdefault(index, {})[key] = value
+    sent = _sent(figure)
+    for index, fields in changed.items():
+        sent["traces"].setdefault(index, set()).update(fields)
     own = framed(figure)
     relayout = {}
     for path, value in (layout or {}).items():
@@ -372,6 +386,7 @@ def send(figure: go.FigureWidget, traces: list[dict], indexes, layout: dict | No
                 own[path] = relayout[path] = value
         elif _set_path(figure._layout, path, value):
             relayout[path] = value
+    sent["layout"].update(relayout)
     rest = {path: value for path, value in relayout.items() if path not in own}
     axes_moved = any(path in own for path in relayout)  # framed paths are axis ranges
     if not changed and len(rest) == len(relayout):  # nothing for a frame
@@ -383,6 +398,12 @@ def send(figure: go.FigureWidget, traces: list[dict], indexes, layout: dict | No
         if rest:
             _post(figure, "relayout", {"relayout_data": rest})
         return
+    _update(figure, changed, relayout)
+
+
+def _update(figure, changed: dict[int, dict], relayout: dict) -> None:
+    """One Plotly.update of `changed` (index: fields) and `relayout` (dotted paths), and the frame
+    that must follow it (see `send`)."""
     restyle: dict = {}
     for position, fields in enumerate(changed.values()):
         for key, value in fields.items():
@@ -391,8 +412,29 @@ def send(figure: go.FigureWidget, traces: list[dict], indexes, layout: dict | No
     # Frames sent before it and not drawn yet would draw older points.
     points = {i: {"x": t["x"], "y": t["y"]} for i, t in enumerate(figure._data) if "x" in t and "y" in t}
     points = {i: fields for i, fields in points.items() if _animatable(figure, {i: fields})}
-    if points or own:
+    if points or framed(figure):
         _frame(figure, points)
+
+
+def _sent(figure) -> dict:
+    """What `send` has changed in `figure` since it was built: {"traces": {index: {field, ...}},
+    "layout": {path, ...}}. The browser's copy of the figure starts from the figure as built."""
+    return figure.__dict__.setdefault("_scanlab_sent", {"traces": {}, "layout": set()})
+
+
+def resend(figure) -> None:
+    """Send again, as one Plotly.update, the current value of everything `send` has changed since
+    `figure` was built (nothing if it changed nothing): for a chart whose front end missed messages
+    (widgets/chart_loader.js)."""
+    with _lock(figure):
+        sent = _sent(figure)
+        if not sent["traces"] and not sent["layout"]:
+            return
+        changed = {i: {key: figure._data[i].get(key) for key in keys} for i, keys in sent["traces"].items()}
+        relayout = {
+            path: framed(figure).get(path, _get_path(figure._layout, path)) for path in sent["layout"]
+        }
+        _update(figure, changed, relayout)
 
 
 def _frame(figure, traces: dict[int, dict]) -> None:
@@ -403,6 +445,16 @@ def _frame(figure, traces: dict[int, dict]) -> None:
         "style_traces": list(traces),
     }
     _post(figure, "animate", {**frame, "animation_opts": ANIMATION})
+
+
+def _get_path(layout: dict, path: str):
+    """layout["a"]["b"] for the dotted path "a.b", None where it is unset."""
+    node = layout
+    for part in path.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    return node
 
 
 def _set_path(layout: dict, path: str, value) -> bool:
@@ -521,19 +573,64 @@ class FigureWidget(go.FigureWidget):
         pass
 
 
+CHART_LOADER = (Path(__file__).parent / "chart_loader.js").read_text()
+"""The `_esm` of a served chart (widgets/chart_loader.js), with FRONT_END's address in place of
+"__FRONT_END__": it initializes at once and imports FRONT_END in the background."""
+
+
+class ServedFigureWidget(FigureWidget):
+    """A FigureWidget whose front end is CHART_LOADER, which says when the page listens.
+
+    Invariant: what each served chart draws is what its figure here holds. The browser's copy of a
+    figure starts from the figure as built and follows the messages `send` posts; a chart whose
+    front end was not yet listening when some came says "hello" once it is, and gets everything
+    changed since it was built again (`resend`), then "welcome". A chart that says it never heard
+    the welcome ("deaf": the page refuses this model's messages) is handed to `on_deaf`, which
+    replaces it with a new one, if set."""
+
+    front_end = ""  # the address CHART_LOADER imports (FRONT_END), set by `figure_widget`
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._scanlab_heard = False  # whether the page has heard this chart's welcome
+        self._scanlab_on_deaf = None
+        self.on_msg(self._on_page)
+
+    @property
+    def heard(self) -> bool:
+        return self._scanlab_heard
+
+    def on_deaf(self, callback) -> None:
+        """Call `callback(figure)` if the page says it cannot hear this chart (widgets/chart_loader.js)."""
+        self._scanlab_on_deaf = callback
+
+    def _on_page(self, _widget, content, _buffers) -> None:
+        kind = content.get("kind") if isinstance(content, dict) else None
+        if kind == "scanlab-hello":
+            resend(self)
+            self.send({"kind": "scanlab-welcome"})
+        elif kind == "scanlab-heard":
+            self._scanlab_heard = True
+        elif kind == "scanlab-deaf" and not self._scanlab_heard and self._scanlab_on_deaf is not None:
+            self._scanlab_on_deaf(self)
+
+
 @functools.cache
 def figure_widget(url: str | None = None) -> type[go.FigureWidget]:
-    """`FigureWidget`, or with a `url`, a subclass whose front-end code is imported from there.
+    """`FigureWidget`, or with a `url`, a ServedFigureWidget whose front end imports it.
 
     A FigureWidget is an anywidget whose `_esm` trait holds Plotly's whole 5 MB widget bundle, so a
     page of five charts sent 25 MB over the kernel's websocket and evaluated plotly.js five times
-    (measured: 9 s from the websocket opening to the first chart). anywidget imports an `_esm` that
-    is an http(s) address instead (`bundle_url`: FRONT_END, which imports the bundle); the browser
-    fetches it once, caches it, and shares the module.
+    (measured: 9 s from the websocket opening to the first chart). A served chart's `_esm` is
+    CHART_LOADER, which imports the address (`bundle_url`: FRONT_END, which imports the bundle);
+    the browser fetches it once, caches it, and shares the module.
     """
     if url is None:
         return FigureWidget
-    return type("FigureWidget", (FigureWidget,), {"_esm": url, "__module__": __name__})
+    loader = CHART_LOADER.replace('"__FRONT_END__"', json.dumps(url), 1)
+    return type(
+        "FigureWidget", (ServedFigureWidget,), {"_esm": loader, "front_end": url, "__module__": __name__}
+    )
 
 
 BESIDE = "480px"

@@ -248,12 +248,30 @@ class StabilityPanel:
         self._settings = settings
         self._executor = concurrent.futures.ThreadPoolExecutor(1, "stability-map") if background else None
         self._future: concurrent.futures.Future | None = None
-        self.figure = CHART.build(model.stability(settings), settings, widget)
+        self._widget_class = widget
+        self._drawn = model.stability(settings)  # the map the figure shows
+        self.figure = self._build()
         self.status = ipw.HTML(self._ready_text(settings))
-        for i in range(len(LOSSES)):
-            for trace in self.figure.data[TRACES_PER_LOSS * i : TRACES_PER_LOSS * i + 2]:
-                trace.on_click(self._clicked)
         self.widget = ipw.VBox([self.status, self.figure])
+
+    def _build(self):
+        """The map's figure as last drawn, its cells clickable; replaced by a new one if the page
+        cannot hear it (widgets.figures.ServedFigureWidget)."""
+        figure = CHART.build(self._drawn, self._settings, self._widget_class)
+        for i in range(len(LOSSES)):
+            for trace in figure.data[TRACES_PER_LOSS * i : TRACES_PER_LOSS * i + 2]:
+                trace.on_click(self._clicked)
+        if hasattr(figure, "on_deaf"):
+            figure.on_deaf(self._replace)
+        return figure
+
+    def _replace(self, old) -> None:
+        with self._lock, self._batch:  # the worker may be drawing this figure
+            if old is not self.figure:
+                return
+            self.figure = self._build()
+            self.widget.children = (self.status, self.figure)
+        old.close()
 
     @staticmethod
     def _ready_text(settings: Settings) -> str:
@@ -305,6 +323,7 @@ class StabilityPanel:
             if key != self._wanted:
                 return
             settings = self._settings
+            self._drawn = stability
             CHART.update(self.figure, stability, settings)
             self.status.value = self._ready_text(settings)
 

@@ -1,0 +1,102 @@
+"""Whether a dashboard page's charts draw its own kernel's current run, read from the page itself.
+
+A page's share link names its settings; its kernel computed them with widgets.model.Model, which
+this process runs too: each chart's traces as the page holds them (gd.data, what Plotly draws from)
+must equal the traces the explorer builds for that result, and the status line must describe the
+same run. `Model` keeps the landscape's frame from one run to the next (it stays while the paths fill
+it), so each page is checked against a Model of its own that has computed the page's runs in the
+page's order. Used by tests/test_class.py and benchmarks/load.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import urllib.parse
+
+import numpy as np
+import plotly.graph_objects as go
+
+from widgets.figures import CHARTS
+from widgets.model import Model
+from widgets.settings import Settings, from_query
+from widgets.stability import CHART as STABILITY_CHART
+
+# In the page: every chart's traces as set, by the chart's title; the status line; the share link.
+PAGE_STATE = """() => {
+    const values = (v) => v == null ? null : Array.from(v, (x) => (typeof x === 'number' ? x : null));
+    const charts = {};
+    for (const gd of document.querySelectorAll('.js-plotly-plot')) {
+        const title = String((gd.layout && gd.layout.title && gd.layout.title.text) || '');
+        charts[title] = (gd.data || []).map((t) => ({
+            x: values(t.x), y: values(t.y), z: t.z ? Array.from(t.z, values) : null,
+        }));
+    }
+    const share = [...document.querySelectorAll('.widget-text')].find((w) => /share link/.test(w.innerText));
+    return {
+        charts,
+        status: (document.querySelector('.scanlab-status') || {}).innerText || '',
+        share: share ? share.querySelector('input').value : '',
+    };
+}"""
+
+
+def page_settings(state: dict) -> Settings:
+    """The settings a page's share link names (PAGE_STATE's result)."""
+    settings, _ = from_query(urllib.parse.urlsplit(state["share"]).query)
+    return settings
+
+
+def expected_charts(model: Model, settings: Settings) -> dict[str, go.Figure]:
+    """Each chart as the explorer draws it for `settings` after a move (playback at step N), by title."""
+    result = model.compute(settings)
+    figures = [chart.build(result, settings.loss, settings.N, widget=go.Figure) for chart in CHARTS.values()]
+    figures.append(STABILITY_CHART.build(model.stability(settings), settings, widget=go.Figure))
+    return {figure.layout.title.text: figure for figure in figures}
+
+
+def _array(values) -> np.ndarray:
+    if values is None:
+        return np.empty(0)
+    return np.array([np.nan if v is None else v for v in np.ravel(values)], dtype=np.float64)
+
+
+def differences(state: dict, model: Model) -> list[str]:
+    """Where the page (PAGE_STATE's result) differs from the run its share link names: the charts'
+    traces that hold other values, and a status line that describes another lr; [] for none."""
+    settings = page_settings(state)
+    out = []
+    for title, figure in expected_charts(model, settings).items():
+        drawn = state["charts"].get(title)
+        if drawn is None:
+            out.append(f"no chart titled {title[:40]!r}")
+            continue
+        for i, trace in enumerate(figure.data):
+            for field in ("x", "y", "z"):
+                want = getattr(trace, field, None)
+                if want is None:
+                    continue
+                have, want = (_array(drawn[i][field]) if i < len(drawn) else None), _array(want)
+                if (
+                    have is None
+                    or have.shape != want.shape
+                    or not np.allclose(have, want, rtol=1e-9, equal_nan=True)
+                ):
+                    out.append(f"{title.split('<')[0][:30]!r} trace {i} {field}")
+    if f"lr = {settings.lr:.4g}" not in state["status"]:
+        out.append("the status line describes another run")
+    return out
+
+
+async def settled(page, model: Model, done, timeout: float) -> tuple[list[str], Settings | None]:
+    """Poll a Playwright page until `done(settings)` holds for the settings its share link names and
+    the page draws that run (`differences`). Returns ([], settings) then, or what still differs after
+    `timeout` seconds (["not moved"] if `done` never held) and the last settings seen."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        state = await page.evaluate(PAGE_STATE)
+        settings = page_settings(state)
+        wrong = differences(state, model) if done(settings) else ["not moved"]
+        if not wrong or loop.time() > deadline:
+            return wrong, settings
+        await asyncio.sleep(0.25)

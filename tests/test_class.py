@@ -1,0 +1,83 @@
+"""A class arriving at once: several students, each in a Chromium of their own, open the dashboard
+together and type new values; every chart on every page must draw its own kernel's current run.
+
+Pages built together on a 2-core machine are slow to build: the charts' front end loads while the
+kernels, the server and the other browsers share the CPU. That is when charts stopped following
+the controls while the status line did (the stale-charts race: anywidget refused every message to a
+chart whose code took more than 2 s to load, widgets/chart_loader.js); a page opened alone never
+showed it. Each page is a browser process of its own, as each student's is: pages of one browser
+share its main threads, and a page that is not in front does not draw at all.
+
+After the first page and after each move, every page's charts must come to hold exactly what the
+explorer computes for the settings that page's share link names, and its status line must describe
+the same run (benchmarks.pages). A chart that keeps an older run fails the test.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+
+import pytest
+
+from benchmarks.pages import settled
+from benchmarks.protocol import CHROMIUM, CHROMIUM_ARGS, Server
+from widgets.model import Model
+
+pytestmark = pytest.mark.browser
+
+STUDENTS = 6
+MOVES = [("lr", "0.0051"), ("N", "40"), ("B", "3"), ("w0", "-1.5")]  # typed into each readout
+SETTLE_S = 30  # a page whose charts have not caught up by then is behind
+
+
+async def student(playwright, url: str, model: Model, number: int) -> list[str]:
+    """One student's visit: open the page, make every move, and say what went wrong (nothing: []).
+    `model` is this student's own (benchmarks.pages: it computes the page's runs in its order)."""
+    browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    problems = []
+    try:
+        page = await browser.new_page(viewport={"width": 1280, "height": 900})
+        errors = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        await page.goto(url, timeout=300_000, wait_until="commit")
+        await page.wait_for_function(
+            "() => document.querySelectorAll('.js-plotly-plot').length >= 6", timeout=300_000, polling=250
+        )
+        wrong, _ = await settled(page, model, lambda settings: True, SETTLE_S)
+        if wrong:
+            problems.append(f"student {number}, the first page: {wrong}")
+        for name, value in MOVES:
+            slider = page.locator(".widget-slider").filter(
+                has=page.locator("label", has_text=re.compile(f"^{re.escape(name)}$"))
+            )
+            readout = slider.locator(".widget-readout")
+            await readout.fill(value, timeout=60_000)
+            await readout.press("Enter")
+
+            def moved(settings, name=name, value=value):
+                return getattr(settings, name) == float(value)
+
+            wrong, _ = await settled(page, model, moved, SETTLE_S)
+            if wrong:
+                problems.append(f"student {number}, {name} = {value}: {wrong}")
+        problems += [f"student {number}: {error}" for error in errors]
+    finally:
+        await browser.close()
+    return problems
+
+
+def test_every_page_of_a_class_arriving_at_once_draws_its_own_run():
+    from playwright.async_api import async_playwright
+
+    models = [Model() for _ in range(STUDENTS)]
+
+    async def visit(url):
+        async with async_playwright() as playwright:
+            return await asyncio.gather(*(student(playwright, url, models[i], i) for i in range(STUDENTS)))
+
+    # A kernel per student, the preheated one and its refill.
+    with Server(args=[f"MAX_KERNELS={STUDENTS + 2}"]) as server:
+        found = asyncio.run(visit(server.url))
+    behind = sum(bool(problems) for problems in found)
+    assert behind == 0, f"{behind} of {STUDENTS} pages fell behind:\n" + "\n".join(sum(found, []))
