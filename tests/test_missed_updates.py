@@ -1,0 +1,170 @@
+"""The ways a page could miss an update, each tried in a real Chromium: the page's charts must come to
+draw the run its share link names, as its kernel computed it (benchmarks.pages), every time.
+
+- Plotly's bundle arrives late: the page is built, and a control moved, before the charts' code has
+  loaded (what a class arriving at once did to every page; tests/test_class.py tries the class).
+- A tab in the background: Chromium freezes it (no task, no animation frame); the answer to a move
+  made just before, and the stability map computed meanwhile, are drawn when it is back.
+- Moves faster than frames: a burst of key presses, each a new run while the last is drawn.
+- A network blip: the page's websocket to its kernel drops after a move and is opened again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+
+import pytest
+
+from benchmarks.pages import settled
+from benchmarks.protocol import CHROMIUM, CHROMIUM_ARGS
+from tests import served
+from widgets.model import Model
+from widgets.settings import DEFAULTS
+
+pytestmark = pytest.mark.browser
+
+SETTLE_S = 30
+
+
+@pytest.fixture(scope="module")
+def url():
+    with served.dashboard() as server:
+        yield server.url
+
+
+@pytest.fixture
+def model():
+    """A Model of the test's own, that has computed the first page's run, as the page's kernel has
+    (benchmarks.pages: the landscape's frame depends on the runs before)."""
+    model = Model()
+    model.compute(DEFAULTS)
+    return model
+
+
+def visit(scenario):
+    """Run `scenario(page)` in a browser process of its own; what went wrong comes back."""
+    from playwright.async_api import async_playwright
+
+    async def run():
+        async with async_playwright() as playwright:
+            browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            try:
+                return await scenario(browser)
+            finally:
+                await browser.close()
+
+    return asyncio.run(run())
+
+
+def readout(page, name: str):
+    slider = page.locator(".widget-slider").filter(
+        has=page.locator("label", has_text=re.compile(f"^{re.escape(name)}$"))
+    )
+    return slider.locator(".widget-readout")
+
+
+async def type_value(page, name: str, value: str) -> None:
+    field = readout(page, name)
+    await field.fill(value, timeout=60_000)
+    await field.press("Enter")
+
+
+async def charts_shown(page) -> None:
+    await page.wait_for_function(
+        "() => document.querySelectorAll('.js-plotly-plot').length >= 6", timeout=120_000, polling=100
+    )
+
+
+def test_a_page_whose_charts_load_late_draws_the_run_moved_to_meanwhile(url, model):
+    async def scenario(browser):
+        page = await browser.new_page()
+        errors = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+
+        async def late(route):  # Plotly's bundle, 6 s late: longer than anywidget waits for a model
+            await asyncio.sleep(6)
+            await route.continue_()
+
+        await page.route("**/plotly-widget-*.js", late)
+        await page.goto(url, timeout=120_000)
+        await readout(page, "lr").wait_for(timeout=60_000)
+        assert await page.locator(".js-plotly-plot").count() == 0  # the move comes before any chart
+        await type_value(page, "lr", "0.0051")
+        await charts_shown(page)
+        wrong, settings = await settled(page, model, lambda s: s.lr == 0.0051, SETTLE_S)
+        return wrong + errors
+
+    assert visit(scenario) == []
+
+
+def test_a_page_in_the_background_draws_on_its_return(url, model):
+    async def scenario(browser):
+        context = await browser.new_context()
+        page = await context.new_page()
+        await page.goto(url, timeout=120_000)
+        await charts_shown(page)
+        await settled(page, model, lambda s: True, SETTLE_S)  # the page's first run, in the model
+        await type_value(page, "N", "40")  # a new run, and a new stability map on the kernel's worker
+        # The tab frozen at once, as Chromium freezes a tab in the background (a headless page behind
+        # another still draws frames): no task, no frame, while the kernel's answer arrives.
+        cdp = await context.new_cdp_session(page)
+        await cdp.send("Page.setWebLifecycleState", {"state": "frozen"})
+        await asyncio.sleep(4)
+        await cdp.send("Page.setWebLifecycleState", {"state": "active"})
+        wrong, _ = await settled(page, model, lambda s: s.N == 40, SETTLE_S)
+        return wrong
+
+    assert visit(scenario) == []
+
+
+def test_a_burst_of_moves_ends_on_the_last_run(url, model):
+    async def scenario(browser):
+        page = await browser.new_page()
+        await page.goto(url, timeout=120_000)
+        await charts_shown(page)
+        first, _ = await settled(page, model, lambda s: True, SETTLE_S)
+        for name in ("lr", "N", "w0"):
+            handle = (
+                page.locator(".widget-slider")
+                .filter(has=page.locator("label", has_text=re.compile(f"^{name}$")))
+                .locator(".noUi-handle")
+            )
+            await handle.focus()
+            for _ in range(12):  # no wait between keys: each move's run arrives while one is drawn
+                await page.keyboard.press("ArrowLeft")
+        await asyncio.sleep(1)
+        wrong, settings = await settled(page, model, lambda s: True, SETTLE_S)
+        return first + wrong + ([] if settings.N == 88 else [f"N = {settings.N}"])
+
+    assert visit(scenario) == []
+
+
+def test_a_page_whose_websocket_drops_after_a_move_draws_that_move(url, model):
+    async def scenario(browser):
+        page = await browser.new_page()
+        sockets = []
+
+        def relay(route):  # the page's kernel websockets, through this test, which can drop them
+            server = route.connect_to_server()
+            sockets.append((route, server))
+
+        await page.route_web_socket(re.compile(r".*/api/kernels/.*/channels.*"), relay)
+        await page.goto(url, timeout=120_000)
+        await charts_shown(page)
+        await settled(page, model, lambda s: True, SETTLE_S)
+        opened = len(sockets)
+        await type_value(page, "N", "40")
+        route, server = sockets[-1]
+        await server.close()  # the network drops: the kernel's answer is sent to no one
+        await route.close()
+        deadline = asyncio.get_running_loop().time() + SETTLE_S
+        while len(sockets) == opened and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.2)
+        if len(sockets) == opened:
+            return ["the page never opened its websocket again"]
+        wrong, _ = await settled(page, model, lambda s: s.N == 40, SETTLE_S)
+        notice = await page.locator(".scanlab-kernel-stopped").count()
+        return wrong + (["the page says its kernel stopped"] if notice else [])
+
+    assert visit(scenario) == []
