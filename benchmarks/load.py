@@ -20,8 +20,11 @@ lr, N, B and w0, a step from its current value (as an arrow key or a short drag 
 answer and thinks for a random 0.5x to 1.5x `--think` seconds. Protocol clients time each move from
 sending the update to the kernel's `status: idle` for it (every chart's update sent: "answered"); an N or
 w0 move also waits for the stability map, which the kernel recomputes on a worker thread, to say it is
-current again ("settled"). Browser pages press an arrow key on the slider's handle and time it to the
-trajectory chart's drawing events in the page (benchmarks.protocol.CHART_DRAWN).
+current again ("settled"). Browser pages, each a Chromium process of its own as each student's is,
+press an arrow key on the slider's handle and time it to the trajectory chart's drawing events in the
+page (benchmarks.protocol.CHART_DRAWN); then they check that every chart on the page holds the run
+its share link names, as its kernel computed it (benchmarks.pages), within CURRENT_S: a page with a
+chart still on an older run is counted as behind.
 
 Recorded: the page's HTML (GET) and first widget state per session (the first-chart proxy for protocol
 clients; browser pages report their real first chart: the first Plotly trace drawn, from navigation
@@ -58,10 +61,13 @@ from pathlib import Path
 import psutil
 
 from benchmarks.memory import rollup
+from benchmarks.pages import settled
 from benchmarks.protocol import CHART_DRAWN, CHROMIUM, CHROMIUM_ARGS, ROOT, ProtocolError, Server, Session
+from widgets.model import Model
 
 MOVED = ("lr", "N", "B", "w0")
 ANSWER_S = 30.0  # a move not answered by then is "unanswered"
+CURRENT_S = 10.0  # a browser page whose charts do not draw a move's run by then is behind
 SETTLE_S = 30.0  # the stability map's recompute, likewise
 SAMPLE_S = 2.0
 
@@ -92,6 +98,7 @@ class Move:
     figures: int = 0
     browser: bool = False
     at: float = 0.0  # time.monotonic() when the move was made
+    current: bool | None = None  # browser: every chart then drew the page's new run (benchmarks.pages)
 
 
 @dataclasses.dataclass
@@ -178,8 +185,11 @@ PAGE_HOOK = """() => {
 
 
 async def browser_visit(
-    visit: Visit, browser, url: str, group: Class, think: float, open_timeout: float, rng
+    visit: Visit, playwright, url: str, group: Class, think: float, open_timeout: float, rng, model
 ):
+    # A browser process per page, as each student has: pages of one browser share its main threads,
+    # and one that is not in front does not draw.
+    browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
     page = await browser.new_page(viewport={"width": 1280, "height": 900})
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)[:200]))
@@ -194,6 +204,7 @@ async def browser_visit(
             )
             visit.first_chart_s = await first.json_value() / 1000
             await page.wait_for_function(PAGE_HOOK, timeout=open_timeout * 1000, polling=200)
+            _, settings = await settled(page, model, lambda _: True, CURRENT_S)  # the page's first run
         except Exception as error:  # Playwright's TimeoutError, a closed page
             visit.failed = f"open: {type(error).__name__}: {str(error)[:160]}"
             group.opened()
@@ -216,16 +227,26 @@ async def browser_visit(
                     timeout=ANSWER_S * 1000,
                     polling="raf",
                 )
-                visit.moves.append(
-                    Move(name, (await drawn.json_value() - before) / 1000, browser=True, at=at)
-                )
+                move = Move(name, (await drawn.json_value() - before) / 1000, browser=True, at=at)
             except Exception:  # not redrawn in time (an edge of the range moves nothing, too)
-                visit.moves.append(Move(name, None, browser=True, at=time.monotonic()))
+                move = Move(name, None, browser=True, at=time.monotonic())
+            # Whether every chart then holds the run the page's share link names, which the page's
+            # kernel computed: a chart left on the previous run is behind.
+            wrong, settings = await settled(
+                page, model, lambda now, before=settings: now != before, CURRENT_S
+            )
+            if wrong != ["not moved"]:
+                move.current = not wrong
+                if wrong:
+                    log(f"browser {visit.index:2d} behind after {name}: {wrong[:3]}")
+            visit.moves.append(move)
             await asyncio.sleep(think * rng.uniform(0.5, 1.5))
     finally:
         visit.errors = errors
         with contextlib.suppress(Exception):
             await page.close(run_before_unload=True)
+        with contextlib.suppress(Exception):
+            await browser.close()
     log(f"browser {visit.index:2d} done: {len(visit.moves)} moves")
 
 
@@ -319,12 +340,14 @@ async def run(args, url: str) -> tuple[list[Visit], float, float | None]:
         {min(round((i + 0.5) * count / browsers), count - 1) for i in range(browsers)} if browsers else set()
     )
     visits = [Visit(i, i in browser_at, i * args.arrive / max(count - 1, 1)) for i in range(count)]
-    playwright = browser = None
+    playwright = None
+    # Each browser page's charts are checked against a Model of its own (benchmarks.pages), made
+    # before anyone arrives.
+    models = {v.index: Model() for v in visits if v.browser}
     if browsers:
         from playwright.async_api import async_playwright
 
         playwright = await async_playwright().start()
-        browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
     group = Class(count, args.duration)
     start = time.monotonic()
     client_before = _client_cpu()
@@ -334,7 +357,9 @@ async def run(args, url: str) -> tuple[list[Visit], float, float | None]:
         await asyncio.sleep(max(visit.arrived - (time.monotonic() - start), 0))
         own = random.Random(rng.random())
         if visit.browser:
-            await browser_visit(visit, browser, url, group, args.think, args.open_timeout, own)
+            await browser_visit(
+                visit, playwright, url, group, args.think, args.open_timeout, own, models[visit.index]
+            )
         else:
             await protocol_visit(visit, url, group, args.think, args.open_timeout, own)
 
@@ -351,9 +376,7 @@ async def run(args, url: str) -> tuple[list[Visit], float, float | None]:
                 visit.failed = visit.failed or f"{type(task.exception()).__name__}: {task.exception()}"[:200]
     finally:
         client_cpu = _client_cpu() - client_before
-        if browser is not None:
-            with contextlib.suppress(Exception):
-                await browser.close()
+        if playwright is not None:
             await playwright.stop()
     return visits, client_cpu, group.all_open
 
@@ -458,6 +481,13 @@ def table(
             "Chromium: key to trajectory redrawn, p50 / p95 / max",
             _fmt(_quantiles(m.seconds for m in browser_moves), **ms)
             + f" ({sum(m.seconds is not None for m in browser_moves)} of {len(browser_moves)} moves)",
+        ),
+        (
+            "Chromium: moves whose every chart drew the page's new run; pages behind",
+            f"{sum(m.current is True for m in browser_moves)} of "
+            f"{sum(m.current is not None for m in browser_moves)} moves; "
+            f"{sum(any(m.current is False for m in v.moves) for v in pages)} of {len(pages)} pages "
+            f"with a chart still on an older run {CURRENT_S:g} s after a move",
         ),
         (
             "kernel errors (iopub error messages; page errors)",

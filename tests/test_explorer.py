@@ -567,6 +567,8 @@ def test_a_chart_the_page_cannot_hear_is_replaced_with_its_current_run():
     rebuilt = CHARTS["trajectory"].build(explorer.result, "sum", explorer.step, go.Figure)
     for a, b in zip(new.data, rebuilt.data, strict=True):
         np.testing.assert_array_equal(np.asarray(a.y, dtype=float), np.asarray(b.y, dtype=float))
+    _said(new, "scanlab-deaf")  # a chart is replaced once: its replacement stays
+    assert explorer.figures["trajectory"] is new and new.comm is not None
     explorer.inputs["lr"].value = 0.05  # the new charts follow the controls
     np.testing.assert_array_equal(
         new._data[0]["y"], explorer.result.histories["sum"].weights.astype(np.float64)

@@ -9,26 +9,37 @@
 //
 // Messages that come before Plotly's model code listens are missed by its copy of the figure: the
 // chart says "hello" once it listens, and the kernel then sends again whatever it changed since the
-// chart was built (widgets.figures.FigureWidget). The kernel answers "welcome"; a chart that never
-// hears it cannot hear the kernel, and says so ("deaf"), so that the kernel replaces it.
+// chart was built (widgets.figures.ServedFigureWidget), then "welcome". A model anywidget refuses shows
+// as a page error of anywidget's own words for each message refused. A chart that has not heard
+// the welcome when such an error comes says it is "deaf", once, so that the kernel replaces it;
+// a chart whose welcome was on its way costs a needless replacement, nothing more. (A time limit
+// for the welcome replaced every chart of the pages of a loaded class, whose answers took longer.)
 const FRONT_END = "__FRONT_END__";
-const WELCOME_S = 10;
+const REFUSED = "[anywidget] Failed to initialize model";
 
 export default () => {
   let chart; // Plotly's widget for this model, listening
   return {
     initialize({ model }) {
-      let welcomed = false;
+      let state = "loading"; // then "waiting" for the welcome, then "welcomed" or "deaf"
       model.on("msg:custom", (content) => {
-        if (!content || content.kind !== "scanlab-welcome") return;
-        welcomed = true;
+        if (!content || content.kind !== "scanlab-welcome" || state === "welcomed") return;
+        state = "welcomed";
         model.send({ kind: "scanlab-heard" });
       });
+      const refused = (error) => {
+        const words = error ? String(error.message || error) : "";
+        if (state !== "waiting" || !words.includes(REFUSED)) return;
+        state = "deaf";
+        model.send({ kind: "scanlab-deaf" });
+      };
+      window.addEventListener("unhandledrejection", (event) => refused(event.reason));
+      window.addEventListener("error", (event) => refused(event.error || event.message));
       chart = import(FRONT_END).then(async ({ default: define }) => {
         const widget = define();
         await widget.initialize({ model });
+        state = "waiting";
         model.send({ kind: "scanlab-hello" });
-        setTimeout(() => welcomed || model.send({ kind: "scanlab-deaf" }), WELCOME_S * 1000);
         return widget;
       });
       chart.catch((error) => console.error("ScanLab: the chart's code did not load:", error));

@@ -405,11 +405,11 @@ class Explorer:
         self._boxes[name] = ipw.VBox([*caption, self.figures[name]])
         return self._boxes[name]
 
-    def _chart(self, name: str):
-        """The named chart's figure as the current result, view and step draw it; replaced by a new
-        one if the page cannot hear it (widgets.figures.ServedFigureWidget)."""
+    def _chart(self, name: str, replaceable: bool = True):
+        """The named chart's figure as the current result, view and step draw it; if `replaceable`,
+        replaced by a new one (once) if the page cannot hear it (widgets.figures.ServedFigureWidget)."""
         figure = CHARTS[name].build(self.result, self.settings.loss, self.step, self._make_figure)
-        if hasattr(figure, "on_deaf"):
+        if replaceable and hasattr(figure, "on_deaf"):
             figure.on_deaf(lambda old, name=name: self._replace(name, old))
         return figure
 
@@ -417,7 +417,7 @@ class Explorer:
     def _replace(self, name: str, old) -> None:
         if self.figures.get(name) is not old:
             return
-        self.figures[name] = new = self._chart(name)
+        self.figures[name] = new = self._chart(name, replaceable=False)
         if name in self._boxes:
             box = self._boxes[name]
             box.children = tuple(new if child is old else child for child in box.children)

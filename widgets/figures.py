@@ -584,9 +584,9 @@ class ServedFigureWidget(FigureWidget):
     Invariant: what each served chart draws is what its figure here holds. The browser's copy of a
     figure starts from the figure as built and follows the messages `send` posts; a chart whose
     front end was not yet listening when some came says "hello" once it is, and gets everything
-    changed since it was built again (`resend`), then "welcome". A chart that says it never heard
-    the welcome ("deaf": the page refuses this model's messages) is handed to `on_deaf`, which
-    replaces it with a new one, if set."""
+    changed since it was built again (`resend`), then "welcome". A chart that says it is "deaf"
+    (anywidget refused a message on its page while it waited for the welcome) is handed to
+    `on_deaf`, which replaces it with a new one, if set."""
 
     front_end = ""  # the address CHART_LOADER imports (FRONT_END), set by `figure_widget`
 

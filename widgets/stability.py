@@ -254,14 +254,14 @@ class StabilityPanel:
         self.status = ipw.HTML(self._ready_text(settings))
         self.widget = ipw.VBox([self.status, self.figure])
 
-    def _build(self):
-        """The map's figure as last drawn, its cells clickable; replaced by a new one if the page
-        cannot hear it (widgets.figures.ServedFigureWidget)."""
+    def _build(self, replaceable: bool = True):
+        """The map's figure as last drawn, its cells clickable; if `replaceable`, replaced by a new
+        one (once) if the page cannot hear it (widgets.figures.ServedFigureWidget)."""
         figure = CHART.build(self._drawn, self._settings, self._widget_class)
         for i in range(len(LOSSES)):
             for trace in figure.data[TRACES_PER_LOSS * i : TRACES_PER_LOSS * i + 2]:
                 trace.on_click(self._clicked)
-        if hasattr(figure, "on_deaf"):
+        if replaceable and hasattr(figure, "on_deaf"):
             figure.on_deaf(self._replace)
         return figure
 
@@ -269,7 +269,7 @@ class StabilityPanel:
         with self._lock, self._batch:  # the worker may be drawing this figure
             if old is not self.figure:
                 return
-            self.figure = self._build()
+            self.figure = self._build(replaceable=False)
             self.widget.children = (self.status, self.figure)
         old.close()
 
