@@ -21,6 +21,8 @@ from widgets.model import Model
 from widgets.settings import Settings, from_query
 from widgets.stability import CHART as STABILITY_CHART
 
+LANDSCAPE_TITLE = CHARTS["landscape"].title
+
 # In the page: every chart's traces as set, by the chart's title; the status line; the share link.
 PAGE_STATE = """() => {
     const values = (v) => v == null ? null : Array.from(v, (x) => (typeof x === 'number' ? x : null));
@@ -88,19 +90,37 @@ def differences(state: dict, expected: dict[str, go.Figure]) -> list[str]:
     return out
 
 
-async def settled(page, model: Model, done, timeout: float) -> tuple[list[str], Settings | None]:
+def drawn_frame(state: dict) -> list[float] | None:
+    """The landscape's range of w as the page draws it (its curve's first and last w), or None."""
+    for title, traces in state["charts"].items():
+        if title == LANDSCAPE_TITLE and traces and traces[0]["x"]:
+            return [traces[0]["x"][0], traces[0]["x"][-1]]
+    return None
+
+
+async def settled(
+    page, model: Model, done, timeout: float, frame_known: bool = True
+) -> tuple[list[str], Settings | None]:
     """Poll a Playwright page until `done(settings)` holds for the settings its share link names and
     the page draws that run (`differences`). Returns ([], settings) then, or what still differs after
-    `timeout` seconds (["not moved"] if `done` never held) and the last settings seen."""
+    `timeout` seconds (["not moved"] if `done` never held) and the last settings seen.
+
+    `frame_known=False` when the page's kernel computed runs `model` has not (a burst of moves, of
+    which it ran some): the landscape's range of w is then taken from the page, and everything else,
+    the curve drawn in that range included, is checked against `model`'s run of the settings."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
-    expected = {}  # settings: their charts, computed once (the checking client shares the machine)
+    expected = {}  # (settings, frame): their charts, computed once (the checking client shares the machine)
     while True:
         state = await page.evaluate(PAGE_STATE)
         settings = page_settings(state)
-        if done(settings) and settings not in expected:
-            expected[settings] = expected_charts(model, settings)
-        wrong = differences(state, expected[settings]) if done(settings) else ["not moved"]
+        frame = None if frame_known else drawn_frame(state)
+        key = (settings, None if frame is None else tuple(frame))
+        if done(settings) and key not in expected:
+            if frame is not None:
+                model.frame = frame
+            expected[key] = expected_charts(model, settings)
+        wrong = differences(state, expected[key]) if done(settings) else ["not moved"]
         if not wrong or loop.time() > deadline:
             return wrong, settings
         await asyncio.sleep(0.25)

@@ -867,6 +867,7 @@ class Landscape(Chart):
     name = "landscape"
     steps_across = False  # weights
     own_ranges = True  # the curve's frame, which a diverging path leaves
+    title = "Loss landscape: the steps drawn on L(w)"
     styles = [
         {
             "mode": "lines",
@@ -888,9 +889,7 @@ class Landscape(Chart):
     ]
 
     def layout(self, result, view):
-        layout = base_layout(
-            "Loss landscape: the steps drawn on L(w)", "weight w", "average loss over all N·B examples"
-        )
+        layout = base_layout(self.title, "weight w", "average loss over all N·B examples")
         layout["xaxis"]["range"], layout["yaxis"]["range"] = self._ranges(result)
         return layout
 

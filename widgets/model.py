@@ -128,6 +128,16 @@ class Model:
         self._full_lock = threading.Lock()
         self._map_lock = threading.Lock()
 
+    @property
+    def frame(self) -> list[float] | None:
+        """The landscape's range of w, [low, high], as the last run left it; None before the first.
+        The next run keeps it while its paths fill it (`kept_range`)."""
+        return None if self._frame is None else list(self._frame)
+
+    @frame.setter
+    def frame(self, value: list[float] | None) -> None:
+        self._frame = None if value is None else [float(value[0]), float(value[1])]
+
     @staticmethod
     def data_key(s: Settings) -> tuple:
         """What the data set depends on: its every (N, B) is a corner of the largest one."""
