@@ -689,6 +689,76 @@ def test_charts_stand_two_to_a_row_on_a_wide_window(dashboard):
     assert round(charts["Trajectory"]["xtitle"]["top"]) == round(charts["Loss per step"]["xtitle"]["top"])
 
 
+# With the chart titled `title` scrolled to the middle of the window: whether the lr, N and B
+# sliders' handles and the chart's middle can each be reached there (nothing drawn over them), and
+# how much of the chart's height is in the window.
+REACH = """(title) => {
+    const gd = scanlabChart(title);
+    gd.scrollIntoView({block: 'center'});
+    const reachable = (element) => {
+        const r = element.getBoundingClientRect(), x = r.left + r.width / 2, y = r.top + r.height / 2;
+        return x >= 0 && x <= innerWidth && y >= 0 && y <= innerHeight
+            && element.contains(document.elementFromPoint(x, y));
+    };
+    const handle = (name) => [...document.querySelectorAll('.widget-slider')]
+        .find(s => s.querySelector('label') && s.querySelector('label').innerText === name)
+        .querySelector('.noUi-handle');
+    return Object.fromEntries(['lr', 'N', 'B'].map(name => [name, reachable(handle(name))])
+        .concat([['chart', reachable(gd.querySelector('.nsewdrag'))]]));
+}"""
+
+# How much of each chart's height is in the window as the page opens, by title.
+IN_VIEW = """() => Object.fromEntries([...document.querySelectorAll('.js-plotly-plot')].map(gd => {
+    const r = gd.getBoundingClientRect();
+    const inside = Math.max(0, Math.min(r.bottom, innerHeight) - Math.max(r.top, 0));
+    return [gd.layout.title.text.split(/[:<]/)[0], inside / r.height];
+}))"""
+
+
+@pytest.mark.parametrize(
+    "query, viewport", [("", (1440, 900)), ("?view=projector", (1024, 768)), ("", (390, 844))]
+)
+def test_lr_n_and_b_stay_in_reach_beside_every_chart(browser, dashboard_url, query, viewport):
+    # The dashboard's layout (serving's page template): the controls a column beside the charts, or
+    # a sheet at the bottom of a phone. A sticky panel inside its notebook cell scrolled away.
+    page = Dashboard(browser, dashboard_url + query, viewport=viewport)
+    titles = page.page.evaluate(
+        "() => [...document.querySelectorAll('.js-plotly-plot')].map(gd => gd.layout.title.text)"
+    )
+    for title in titles:
+        reach = page.page.evaluate(REACH, title.split("<")[0])
+        assert all(reach.values()), (title, viewport, reach)
+    assert page.errors == [], page.errors
+    page.close()
+
+
+def test_the_first_screen_holds_the_controls_and_charts(browser, dashboard_url):
+    page = Dashboard(browser, dashboard_url, viewport=(1440, 900))
+    shown = page.page.evaluate(IN_VIEW)
+    assert shown["Trajectory"] == 1 and shown["Loss per step"] == 1, shown
+    assert sum(part >= 0.7 for part in shown.values()) >= 3, shown  # the third: its title and most of it
+    page.close()
+    page = Dashboard(browser, dashboard_url + "?view=projector", viewport=(1024, 768))
+    assert page.page.evaluate(IN_VIEW)["Trajectory"] == 1
+    assert page.page.evaluate(REACH, "Trajectory")["lr"]
+    page.close()
+
+
+def test_a_phone_opens_and_closes_the_rest_of_the_controls(browser, dashboard_url):
+    page = Dashboard(browser, dashboard_url, viewport=(390, 844), is_mobile=True)
+    toggle = page.page.locator(".scanlab-sheet-toggle")
+    w0 = page.slider("w0")
+    assert page.slider("lr").is_visible() and not w0.is_visible()
+    assert toggle.get_attribute("aria-expanded") == "false"
+    toggle.click()
+    assert w0.is_visible() and page.page.get_by_text("Presets:").is_visible()
+    assert toggle.get_attribute("aria-expanded") == "true"
+    toggle.click()
+    assert not w0.is_visible() and page.slider("lr").is_visible()
+    assert page.errors == [], page.errors
+    page.close()
+
+
 # Each chart whose margins Plotly widened (its drawn sizes against its layout's), with those sides.
 WIDENED = """() => [...document.querySelectorAll('.js-plotly-plot')].map(gd => [
     gd.layout.title.text.split(/[:<]/)[0],

@@ -358,18 +358,25 @@ class Explorer:
                 layout={"align_items": "center", "flex_flow": "row wrap"},
             ),
         }
+        # The class names are the dashboard's layout (serving's page template): there the panel is a
+        # column beside the charts, and on a phone a sheet that shows the "scanlab-primary" controls
+        # until it is opened.
+        primary = ipw.VBox([i["lr"], i["N"], i["B"]], layout=column)
+        primary.add_class("scanlab-primary")
+        columns = ipw.HBox(
+            [
+                primary,
+                ipw.VBox([i["w0"], i["true_w"], i["noise"]], layout=column),
+                ipw.VBox([i["loss"], i["kind"], i["seed"]], layout=column),
+            ],
+            layout={"flex_flow": "row wrap"},
+        )
+        columns.add_class("scanlab-columns")
         panel = ipw.VBox(
             [
                 ipw.HTML(f"<style>{_STYLE}{_PROJECTOR_TEXT if self._on_projector else ''}</style>"),
                 rows["presets"],
-                ipw.HBox(
-                    [
-                        ipw.VBox([i["lr"], i["N"], i["B"]], layout=column),
-                        ipw.VBox([i["w0"], i["true_w"], i["noise"]], layout=column),
-                        ipw.VBox([i["loss"], i["kind"], i["seed"]], layout=column),
-                    ],
-                    layout={"flex_flow": "row wrap"},
-                ),
+                columns,
                 rows["playback"],
                 self.step_info,
                 self.status,

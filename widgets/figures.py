@@ -633,9 +633,9 @@ def figure_widget(url: str | None = None) -> type[go.FigureWidget]:
     )
 
 
-BESIDE = "480px"
-"""The narrowest a chart is drawn beside another: two side by side on a page about 1000 px wide or
-wider, one to a row below that."""
+BESIDE = "440px"
+"""The narrowest a chart is drawn beside another: two side by side where the charts have about
+900 px (the dashboard at 1280 px, its controls beside them), one to a row below that."""
 
 BESIDE_PROJECTOR = "640px"
 """The same in the projector view, whose larger titles need the width: one chart to a row at
