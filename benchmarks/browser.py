@@ -65,7 +65,7 @@ SHARED_QUERY = "lr=0.05&N=50&B=8&loss=both&w0=1.5"
 VIEWPORT = {"width": 1280, "height": 900}
 KEYS = ("ArrowRight", "ArrowLeft")
 FRAME_S = 1 / 60  # Chromium's frames, headless too (measured: 16.7 ms apart, median)
-LR_LABEL = "lr"
+SLIDERS = ("lr", "N", "B", "w0", "true w", "noise")  # the explorer's sliders, by label (--control)
 MAIN_THREAD = {"TaskDuration": "task", "LayoutDuration": "layout", "RecalcStyleDuration": "style"}
 BIG_MESSAGE = 4096  # bytes; larger message bodies are skimmed, not parsed, in the page
 
@@ -741,14 +741,16 @@ def open_echo(browser, server: Server, errors: list, timeout: float) -> Mover:
     return Mover(page, handle, "echo", ".echo")
 
 
-def open_explorer(browser, server: Server, errors: list, expected: int, timeout: float) -> Mover:
+def open_explorer(
+    browser, server: Server, errors: list, expected: int, timeout: float, control: str = "lr"
+) -> Mover:
     page = Page(browser, server.base + APP, "explorer", errors, expected)
     _wait_for_charts(page, timeout, expected)
     slider = page.page.locator(".widget-slider").filter(
-        has=page.page.locator("label", has_text=re.compile(f"^{re.escape(LR_LABEL)}$"))
+        has=page.page.locator("label", has_text=re.compile(f"^{re.escape(control)}$"))
     )
     if slider.count() != 1:
-        raise BenchError(f"explorer: expected one slider labelled {LR_LABEL!r}, found {slider.count()}")
+        raise BenchError(f"explorer: expected one slider labelled {control!r}, found {slider.count()}")
     return Mover(page, slider.locator(".noUi-handle"), "charts")
 
 
@@ -758,7 +760,7 @@ def run_moves(browser, server: Server, args, expected: int, errors: list, log) -
     dead: list[list[str]] = []
     try:
         for attempt in range(args.page_tries):
-            explorer = open_explorer(browser, server, errors, expected, args.load_timeout)
+            explorer = open_explorer(browser, server, errors, expected, args.load_timeout, args.control)
             try:
                 for _ in range(args.warmup):
                     explorer.move(args.gap, args.timeout, keep=False)
@@ -998,7 +1000,8 @@ def report(results: dict) -> str:
         f"server: {' '.join(results['server']['argv'])}",
         f"        {' '.join(results['server']['env']) or '(no JAX/VOILA environment)'}",
         "",
-        f"slider move until the page has settled, {echo['done']['n']} moves per page (ms)   median     p95",
+        f"{results.get('control', 'lr')} moved against the echo until the page has settled, "
+        f"{echo['done']['n']} moves per page (ms)   median     p95",
         "  each page until the frame that paints its last change has rendered (the target's measure):",
         row("echo: IntSlider -> Label text", echo.get("framed", nan)),
         row(f"explorer: lr -> every chart ({moves['charts']} charts)", explorer.get("framed", nan)),
@@ -1175,6 +1178,9 @@ def main(argv=None) -> int:
     parser.add_argument("--visit-timeout", type=float, default=45, help="seconds a visit may take (45)")
     parser.add_argument("--idle-timeout", type=float, default=90, help="seconds for the server to go idle")
     parser.add_argument("--page-tries", type=int, default=3, help="fresh explorer pages before giving up")
+    parser.add_argument(
+        "--control", choices=SLIDERS, default="lr", help="the explorer's slider to move (default lr)"
+    )
     parser.add_argument("--skip-navigation", action="store_true")
     parser.add_argument(
         "--profile", action="store_true", help="CPU-profile 15 more explorer moves and one more visit (CDP)"
@@ -1228,6 +1234,7 @@ def main(argv=None) -> int:
             "load_average": {"start": load_start, "end": list(os.getloadavg())},
             "server": {"argv": server.argv, "env": server.env},
             "query": args.query,
+            "control": args.control,
             "moves": moves,
             "ratios": ratios(moves),
             "navigation": navigation,
