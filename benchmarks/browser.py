@@ -990,6 +990,7 @@ def report(results: dict) -> str:
     r = results["ratios"]
     nan = {"median": math.nan, "p95": math.nan}
     framed_n = {page: (moves[page].get("framed") or {}).get("n", 0) for page in ("echo", "explorer")}
+    control = results.get("control", "lr")  # figures kept from before --control moved lr
 
     def row(words: str, values: dict, digits: int = 1) -> str:
         return f"  {words:<62}{values['median']:7.{digits}f} {values['p95']:7.{digits}f}"
@@ -1000,11 +1001,11 @@ def report(results: dict) -> str:
         f"server: {' '.join(results['server']['argv'])}",
         f"        {' '.join(results['server']['env']) or '(no JAX/VOILA environment)'}",
         "",
-        f"{results.get('control', 'lr')} moved against the echo until the page has settled, "
+        f"{control} moved against the echo until the page has settled, "
         f"{echo['done']['n']} moves per page (ms)   median     p95",
         "  each page until the frame that paints its last change has rendered (the target's measure):",
         row("echo: IntSlider -> Label text", echo.get("framed", nan)),
-        row(f"explorer: lr -> every chart ({moves['charts']} charts)", explorer.get("framed", nan)),
+        row(f"explorer: {control} -> every chart ({moves['charts']} charts)", explorer.get("framed", nan)),
         row("ratio explorer / echo (target <= 2, aim 1.5)", r["ratio"], 2),
         *(
             [
