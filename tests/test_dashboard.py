@@ -690,8 +690,8 @@ def test_charts_stand_two_to_a_row_on_a_wide_window(dashboard):
 
 
 # With the chart titled `title` scrolled to the middle of the window: whether the lr, N and B
-# sliders' handles and the chart's middle can each be reached there (nothing drawn over them), and
-# how much of the chart's height is in the window.
+# sliders' handles and the chart's plot area can each be reached there (in the window, and nothing
+# drawn over their middles).
 REACH = """(title) => {
     const gd = scanlabChart(title);
     gd.scrollIntoView({block: 'center'});
