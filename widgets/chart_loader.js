@@ -22,19 +22,23 @@ export default () => {
   return {
     initialize({ model }) {
       let state = "loading"; // then "waiting" for the welcome, then "welcomed" or "deaf"
+      const watching = new AbortController(); // the page's errors, watched until then
       model.on("msg:custom", (content) => {
         if (!content || content.kind !== "scanlab-welcome" || state === "welcomed") return;
         state = "welcomed";
+        watching.abort();
         model.send({ kind: "scanlab-heard" });
       });
       const refused = (error) => {
         const words = error ? String(error.message || error) : "";
         if (state !== "waiting" || !words.includes(REFUSED)) return;
         state = "deaf";
+        watching.abort();
         model.send({ kind: "scanlab-deaf" });
       };
-      window.addEventListener("unhandledrejection", (event) => refused(event.reason));
-      window.addEventListener("error", (event) => refused(event.error || event.message));
+      const { signal } = watching;
+      window.addEventListener("unhandledrejection", (event) => refused(event.reason), { signal });
+      window.addEventListener("error", (event) => refused(event.error || event.message), { signal });
       chart = import(FRONT_END).then(async ({ default: define }) => {
         const widget = define();
         await widget.initialize({ model });
