@@ -9,7 +9,7 @@ PIP := $(BIN)/python -m pip --disable-pip-version-check -q
 # No accelerator is needed; skipping the probe saves a second at every start.
 export JAX_PLATFORMS ?= cpu
 
-.PHONY: run test lab lint lock clean chromium bench load
+.PHONY: run test lab lint lock clean chromium bench load plotly-js
 
 # Compiled XLA programs are kept on disk, so a new kernel loads the engine instead of compiling it
 # (not for `make test`, whose tests count compiles).
@@ -49,7 +49,7 @@ SERVING = --template=scanlab \
   $(if $(CULL_IDLE_TIMEOUT),--MappingKernelManager.cull_idle_timeout=$(CULL_IDLE_TIMEOUT)) \
   $(if $(CULL_INTERVAL),--MappingKernelManager.cull_interval=$(CULL_INTERVAL))
 run: export JUPYTER_PATH := $(CURDIR)/serving/jupyter$(if $(JUPYTER_PATH),:$(JUPYTER_PATH))
-# A preheated kernel asks the server for its visitor's request at VOILA_APP_IP (serving/preheat.py),
+# A preheated kernel asks the server for its visitor's request at VOILA_APP_IP (widgets/preheat.py),
 # 127.0.0.1 unless set: a server bound to one other address would never answer, and every visitor
 # would get the default settings instead of their link's.
 run: export VOILA_APP_IP := $(if $(filter 0.0.0.0 :: localhost,$(HOST)),127.0.0.1,$(HOST))
@@ -65,8 +65,8 @@ compile_oo = $(BIN)/python -OO -m compileall -q $(1) > /dev/null || \
   echo "Not all modules compiled for python -OO: dashboard kernels will compile them as they start." >&2
 
 run: $(VENV)/.installed-run
-	@# Plotly's widget bundle and the charts' front end, served once per browser instead of inside
-	@# every chart's widget state (widgets/figures.py: figure_widget); voila.json allows exactly these.
+	@# Plotly.js, served once per browser instead of inside every chart's widget state
+	@# (widgets/surface.py: PLOTLY_PATH); voila.json allows exactly such files.
 	@$(BIN)/python tools/plotly_bundle.py
 	@$(call compile_oo,core widgets serving)
 	$(BIN)/python -m voila app.ipynb --no-browser --port=$(PORT) --Voila.ip=$(HOST) $(SERVING)
@@ -97,6 +97,16 @@ lint: $(VENV)/.installed-test
 
 lock:
 	tools/lock.sh
+
+# Plotly.js's cartesian bundle (widgets/static/), of the version plotly.py ships: after an upgrade of
+# plotly, this fetches the matching one from the npm registry (a test fails until it is run).
+plotly-js: $(VENV)/.installed-run
+	@version=$$($(BIN)/python -c 'import plotly.offline; print(plotly.offline.get_plotlyjs_version())') && \
+	  work=$$(mktemp -d) && cd $$work && npm pack -s plotly.js-cartesian-dist-min@$$version && \
+	  tar xzf plotly.js-cartesian-dist-min-$$version.tgz && \
+	  cp package/plotly-cartesian.min.js $(CURDIR)/widgets/static/plotly-cartesian.min.js && \
+	  cp package/LICENSE $(CURDIR)/widgets/static/plotly-cartesian.LICENSE && rm -rf $$work && \
+	  echo "widgets/static/plotly-cartesian.min.js: plotly.js $$version"
 
 clean:
 	rm -rf $(VENV)

@@ -92,18 +92,18 @@ PAGE_SCRIPT = r"""
   const u64 = (view, at) => view.getUint32(at, true) + view.getUint32(at + 4, true) * 2 ** 32;
   const find = (re, s) => { const m = re.exec(s); return m ? m[1] : undefined; };
   function skim(head) {  // the fields we need from the start of a large JSON body
-    const keys = [...head.matchAll(/"((?:_py2js_|_js2py_)\w+|value)"\s*:/g)].map((m) => m[1]);
+    const keys = [...head.matchAll(/"(revision|value)"\s*:/g)].map((m) => m[1]);
     return {
       msg_type: find(/"msg_type"\s*:\s*"([^"]+)"/, head),
       comm_id: find(/"comm_id"\s*:\s*"([^"]+)"/, head),
       data: { method: find(/"method"\s*:\s*"([^"]+)"/, head), keys,
-              figure: /"_py2js_\w+"\s*:\s*\{/.test(head),
+              figure: /"revision"\s*:/.test(head),
               batch: head.includes(`"${BATCH}"`) },
     };
   }
 
-  // A widget state that carries a Plotly message (a chart redrawn).
-  const drawing = (state) => Object.keys(state).some((k) => k.startsWith("_py2js_") && state[k] !== null);
+  // A widget state that carries a chart's new figure (widgets.surface.Surface's revision).
+  const drawing = (state) => "revision" in state;
 
   function decode(u8) {  // a Uint8Array: v1.kernel.websocket.jupyter.org, else the older binary framing
     const view = new DataView(u8.buffer, u8.byteOffset, u8.byteLength);
@@ -275,10 +275,16 @@ PAGE_SCRIPT = r"""
     for (let j = m.apIdx; j < B.ap.length; j++) if (B.ap[j][0] >= key) seen.add(B.ap[j][1]);
     return seen;
   };
-  B.done = () => (B.move.n === undefined ? B.move.changed !== null : B.redrawn().size >= B.move.n);
+  // The charts have settled when one has drawn since the key and none has a change it has not
+  // drawn (widgets/surface.js marks those data-pending): a control need not change every chart
+  // (w0 leaves the per-step factors as they are).
+  const pending = () => B.charts.filter((gd) => gd.dataset.pending !== undefined);
+  B.done = () =>
+    B.move.n === undefined ? B.move.changed !== null : B.redrawn().size >= 1 && pending().length === 0;
   B.missing = () => {
     const seen = B.redrawn();
-    return B.charts.filter((gd, i) => !seen.has(i)).map(B.title);
+    const late = pending();
+    return B.charts.filter((gd, i) => late.includes(gd) || (!seen.size && !seen.has(i))).map(B.title);
   };
   B.collect = () => {
     const m = B.move;

@@ -22,8 +22,8 @@ and so does `Session.open`:
    `{"comm_id": model_id, "data": {"method": "update", "state": {"value": 0.05}, "buffer_paths": []}}`.
    The kernel answers on iopub, every message with that comm_msg as its parent: `status: busy`, an
    `echo_update` of the value as received, an `update` per widget whose state the callback changed (a
-   clamped value, the status line, each Plotly figure's `_py2js_animate` (or `_py2js_relayout`) with
-   its arrays as binary buffers), then `status: idle`. `Session.update` times the message until that idle.
+   clamped value, the status line, each chart's new `data`, `plot_layout` and `revision`, with its
+   arrays as binary buffers), then `status: idle`. `Session.update` times the message until that idle.
    Once a page has loaded the explorer's widgets.batch.Batch, the updates of a callback come as one
    `custom` message to that widget (`{"kind": "scanlab-batch", "messages": [[comm_id, data,
    buffer count], ...]}`, the buffers in order). This client never loads it, so a kernel that only
@@ -103,9 +103,9 @@ CONTROLS = {
 CONTROL_PANEL_CLASS = "scanlab-controls"  # the explorer's control panel VBox carries this DOM class
 
 CHART_DRAWN = ("plotly_afterplot", "plotly_animated", "plotly_relayout")
-"""The events a Plotly chart fires when it has drawn a change: a full redraw, an animation frame
-drawn without one (`widgets.figures.send`), a layout change drawn alone. A page's chart is redrawn
-after a move at the last of these."""
+"""The events a Plotly chart fires when it has drawn a change: Plotly.react's drawing, an animation
+frame drawn without a redraw (widgets/surface.js), a layout change drawn alone. A page's chart is
+redrawn after a move at the last of these."""
 
 _HTTP = concurrent.futures.ThreadPoolExecutor(64, thread_name_prefix="protocol-http")
 
@@ -248,8 +248,8 @@ class Answer:
 
     @property
     def figure_updates(self) -> int:
-        """Plotly update messages among the answer (one per figure redrawn)."""
-        return sum(1 for state in self.updates() if any(k.startswith("_py2js_") and state[k] for k in state))
+        """Chart updates among the answer (one per chart redrawn: a Surface's new revision)."""
+        return sum(1 for state in self.updates() if "revision" in state)
 
 
 # The session ------------------------------------------------------------------------------------
@@ -635,11 +635,11 @@ class Session:
         return value
 
     def figure(self, title_start: str) -> Widget:
-        """The Plotly FigureWidget whose layout title starts with `title_start`."""
+        """The chart (widgets.surface.Surface) whose layout title starts with `title_start`."""
         found = [
             w
             for w in self.models.values()
-            if str(((w.state.get("_widget_layout") or {}).get("title") or {}).get("text", "")).startswith(
+            if str(((w.state.get("plot_layout") or {}).get("title") or {}).get("text", "")).startswith(
                 title_start
             )
         ]

@@ -4,9 +4,10 @@ together and type new values; every chart on every page must draw its own kernel
 Pages built together on a 2-core machine are slow to build: the charts' front end loads while the
 kernels, the server and the other browsers share the CPU. That is when charts stopped following
 the controls while the status line did (the stale-charts race: anywidget refused every message to a
-chart whose code took more than 2 s to load, widgets/chart_loader.js); a page opened alone never
-showed it. Each page is a browser process of its own, as each student's is: pages of one browser
-share its main threads, and a page that is not in front does not draw at all.
+chart whose code took more than 2 s to load; a chart's state is now its whole figure,
+widgets/surface.py); a page opened alone never showed it. Each page is a browser process of its
+own, as each student's is: pages of one browser share its main threads, and a page that is not in
+front does not draw at all.
 
 After the first page and after each move, every page's charts must come to hold exactly what the
 explorer computes for the settings that page's share link names, and its status line must describe

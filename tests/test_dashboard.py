@@ -127,14 +127,15 @@ class Dashboard:
         )
 
     def stability_map(self) -> dict:
-        """The map as drawn: each panel's outcome heatmap and its current-setting box (calcdata)."""
+        """The map as drawn: each panel's outcome heatmap (calcdata) and its current-setting box (a
+        layout shape: [x0, x1] and [y0, y1])."""
         return self.page.evaluate(
             """() => {
                 const gd = scanlabChart('Stability map');
                 const nan = (v) => (typeof v === 'number' ? v : NaN);
                 const z = (i) => Array.from(gd.calcdata[i][0].z, (row) => Array.from(row, nan));
-                const box = (i) => [gd.calcdata[i].map(p => p.x), gd.calcdata[i].map(p => p.y)];
-                return {z: [z(0), z(4)], box: [box(3), box(7)]};
+                const box = (shape) => [[shape.x0, shape.x1], [shape.y0, shape.y1]];
+                return {z: [z(0), z(3)], box: gd.layout.shapes.map(box)};
             }"""
         )
 
@@ -146,22 +147,25 @@ class Dashboard:
                 gd.querySelectorAll('.heatmaplayer .hm').length])"""
         )
 
-    def count_animations(self) -> None:
-        """From now on, count per chart how many frames Plotly.animate started (`plotly_animating`)
-        and how many frames were drawn (`plotly_animated`)."""
+    def count_drawings(self) -> None:
+        """From now on, count per chart how it draws each change (widgets/surface.js): points moved
+        by Plotly.animate (`plotly_animated`), the whole chart by Plotly.react (`plotly_afterplot`),
+        the layout alone by Plotly.relayout (`plotly_relayout`)."""
         self.page.evaluate(
             """() => {
                 window.scanlabTest = [...document.querySelectorAll('.js-plotly-plot')]
                     .map(gd => {
-                        const count = {title: gd.layout.title.text.slice(0, 20), animating: 0, animated: 0};
-                        gd.on('plotly_animating', () => count.animating++);
+                        const count = {title: gd.layout.title.text.slice(0, 20), animated: 0, redrawn: 0,
+                                       relayout: 0};
                         gd.on('plotly_animated', () => count.animated++);
+                        gd.on('plotly_afterplot', () => count.redrawn++);
+                        gd.on('plotly_relayout', () => count.relayout++);
                         return count;
                     });
             }"""
         )
 
-    def animations(self) -> list[dict]:
+    def drawings(self) -> list[dict]:
         return self.page.evaluate("() => window.scanlabTest")
 
     def redrawn_differently(self) -> list[str]:
@@ -280,10 +284,7 @@ def test_a_move_reaches_the_page_as_one_message(dashboard):
     captions = dashboard.page.locator(".scanlab-caption").all_inner_texts()
     link = dashboard.page.locator(".widget-text", has_text="share link").locator("input")
     share = link.input_value()
-    # A mark the plot would paint over: Plotly styles every marker of a trace it draws.
-    marker = "() => document.querySelectorAll('.js-plotly-plot')[4].querySelector('.scatterlayer path.point')"
-    dashboard.page.evaluate(f"() => {{ ({marker})().style.fill = 'rgb(1, 2, 3)'; }}")
-    dashboard.count_animations()
+    dashboard.count_drawings()
     start = len(dashboard.frames_received)
     handle.press("ArrowRight")
     dashboard.wait_for_trajectory_change(before)
@@ -292,15 +293,14 @@ def test_a_move_reaches_the_page_as_one_message(dashboard):
     assert [data["method"] for data in widget_messages] == ["echo_update", "custom"], widget_messages
     batch = widget_messages[1]["content"]
     assert batch["kind"] == "scanlab-batch" and len(batch["messages"]) >= 10
-    # Every chart drew its frame, as Plotly draws the same data from scratch; the texts followed.
-    counts = dashboard.animations()
-    assert len(counts) == 6 and all(c["animated"] == 1 for c in counts), counts
+    # Each line chart moved its points in one frame, without a redraw; the map moved its box alone
+    # (a layout shape), without drawing its heatmaps again; and what each shows is what Plotly
+    # draws from the same data and layout from scratch. The texts followed.
+    counts = dashboard.drawings()
+    assert len(counts) == 6 and counts[5]["title"].startswith("Stability map"), counts
+    assert all((c["animated"], c["redrawn"], c["relayout"]) == (1, 0, 0) for c in counts[:5]), counts
+    assert (counts[5]["animated"], counts[5]["redrawn"], counts[5]["relayout"]) == (0, 0, 1), counts
     assert dashboard.redrawn_differently() == []
-    # The per-step factors' markers were moved, not drawn again (widgets/front_end.js, markersPlaced).
-    assert counts[4]["title"].startswith("Per-step factor")
-    assert dashboard.page.evaluate(f"() => ({marker})().style.fill") == "rgb(1, 2, 3)"
-    # Each point keeps what hover reads of its marker: its radius (size 5).
-    assert dashboard.page.evaluate(f"() => ({marker})().__data__.mrc") == 2.5
     after = dashboard.page.locator(".scanlab-caption").all_inner_texts()
     assert len(after) == len(captions) >= 2 and all(a != b for a, b in zip(after, captions, strict=True))
     assert link.input_value() != share
@@ -325,13 +325,12 @@ def test_keyboard_moves_lr_n_and_b(dashboard):
     handle = dashboard.slider("lr").locator(".noUi-handle")
     handle.focus()
     messages = dashboard.sent('"comm_msg"')
-    dashboard.count_animations()
+    dashboard.count_drawings()
     for _ in range(5):
         handle.press("ArrowRight")
     changed = dashboard.wait_for_trajectory_change(before)
     assert changed.shape == before.shape
-    # Drawn by animation frames without a redraw: the line moved, Plotly drew what was sent, and
-    # every value lies inside the fixed y range.
+    # The line moved, Plotly drew what was sent, and every value lies inside the fixed y range.
     dashboard.page.wait_for_timeout(500)  # the last of the five moves
     drawn = dashboard.drawn("Trajectory")
     assert drawn["line"] != line
@@ -340,16 +339,15 @@ def test_keyboard_moves_lr_n_and_b(dashboard):
     values = values[np.isfinite(values)]
     low, high = drawn["range"]
     assert low <= values.min() and values.max() <= high
-    # No chart lost its heatmaps (a frame drawn without a redraw drops their layer) or all its lines.
+    # No chart lost its heatmaps or all its lines; every chart drew, as Plotly draws the same data
+    # and layout from scratch.
     after = dashboard.layers()
     assert [h for _, h in after] == [h for _, h in layers] and all(n > 0 for n, _ in after), (layers, after)
-    # The charts' front end (widgets.figures.FRONT_END) drew every frame without Plotly.animate (the
-    # map's: its box), and drew them as Plotly draws the same data and layout from scratch.
-    counts = dashboard.animations()
-    assert all(c["animating"] == 0 and c["animated"] >= 1 for c in counts) and len(counts) == 6, counts
+    counts = dashboard.drawings()
+    assert len(counts) == 6 and all(c["animated"] + c["redrawn"] + c["relayout"] >= 1 for c in counts), counts
     assert dashboard.redrawn_differently() == []
-    # It sends no trace or layout defaults back.
-    assert dashboard.sent('"_js2py_traceDeltas"') == dashboard.sent('"_js2py_layoutDelta"') == 0
+    # The charts send nothing back: their figures are the kernel's (widgets.surface.Surface).
+    assert dashboard.sent('"plot_layout"') == dashboard.sent('"revision"') == 0
     # The moves went over the watched socket. Not one message per press: while a change waits for
     # the kernel, ipywidgets' page holds the next ones and sends the latest (4 for 5 presses, seen);
     # the first press goes at once and the last one after it.
@@ -378,8 +376,8 @@ def test_typing_in_the_readouts(dashboard):
     readout.press("Enter")
     expected = _expected_weights(DEFAULTS._replace(N=40, B=3))
     dashboard.wait_for_trajectory(lambda now: np.allclose(now, expected, rtol=1e-6), "showed B = 3")
-    # The map was recomputed for N = 40 (a Plotly.update) and its box moved to B = 3 (a frame): what
-    # Chromium drew is what core computes.
+    # The map was recomputed for N = 40 and its box moved to B = 3: what Chromium drew is what core
+    # computes.
     settings = DEFAULTS._replace(N=40, B=3)
     x, y = batches_for(settings._replace(N=RANGES["N"][1], B=RANGES["B"][1]))
     padded = core.HistoryEngine(RANGES["N"][1], RANGES["B"][1]).pad(x, y)
@@ -511,7 +509,7 @@ def test_under_the_hood_panels_open_and_answer(dashboard):
     page.get_by_text("Pytree parameters and Optax optimizers (seed 004)").click()
     page.get_by_text("After 200 steps of sgd").wait_for(timeout=60_000)
     page.get_by_text(re.compile("^Python loop vs lax.scan vs unrolled jit")).click()
-    page.wait_for_function(  # each chart drawn at its box's width (front_end.js, followWidth)
+    page.wait_for_function(  # each chart drawn at its box's width (widgets/surface.js)
         """() => [...document.querySelectorAll('.js-plotly-plot')]
             .filter(gd => gd._fullLayout && Math.abs(gd._fullLayout.width - gd.clientWidth) <= 1)
             .length >= 12""",
@@ -538,8 +536,8 @@ def test_under_the_hood_panels_open_and_answer(dashboard):
     assert [data["method"] for data in widget_messages] == ["echo_update", "custom"], widget_messages
     assert widget_messages[1]["content"]["kind"] == "scanlab-batch"
     # The panel's charts, drawn before they were on the page, took their boxes' width without telling
-    # the kernel (front_end.js, followWidth): before, each sent a relayout and got five messages back.
-    assert dashboard.sent("_js2py_relayout") == 0
+    # the kernel (widgets/surface.js): a chart sends nothing back but clicks.
+    assert dashboard.sent('"plot_layout"') == 0
     widths = page.evaluate(
         "() => [...document.querySelectorAll('.js-plotly-plot')]"
         ".map(gd => [gd._fullLayout.width, gd.clientWidth])"

@@ -5,32 +5,23 @@ import json
 import re
 import subprocess
 import sys
-import types
 from pathlib import Path
 
 import numpy as np
 import plotly
 import plotly.graph_objects as go
+import plotly.offline
 import pytest
-from plotly.basedatatypes import Undefined
 from traitlets import TraitError
 
 import core
 from tests.reference import batches_for
 from widgets import DEFAULTS, PRESETS, Explorer
-from widgets.figures import (
-    BUNDLE_PATH,
-    CHART_LOADER,
-    CHARTS,
-    FRONT_END,
-    FRONT_END_PATH,
-    ServedFigureWidget,
-    bundle_url,
-    figure_widget,
-)
+from widgets.figures import CHARTS, TRACE_TYPES
 from widgets.model import LOSSES, MAP_BATCH_SIZES, MAP_LRS
 from widgets.settings import RANGES
 from widgets.stability import TRACES_PER_LOSS
+from widgets.surface import PLOTLY_JS, PLOTLY_PATH, PLOTLY_VERSION, SURFACE_JS, plotly_url, surface_maker
 
 
 @pytest.fixture(scope="module")
@@ -64,22 +55,22 @@ def _assert_matches_core(explorer):
     s = explorer.settings
     x, y, summed = _expected(s, "sum")
     averaged = core.training_history(s.w0, s.lr, x, y, loss="mean")
-    trajectory = explorer.figures["trajectory"]
+    trajectory = explorer.figures["trajectory"].figure()
     np.testing.assert_array_equal(_drawn(trajectory.data[0]), _as_drawn(summed))
     np.testing.assert_array_equal(_drawn(trajectory.data[1]), _as_drawn(averaged))
     np.testing.assert_array_equal(np.asarray(trajectory.data[0].x), np.arange(s.N + 1))
     assert trajectory.data[2].y == (core.optimum(x, y),) * 2
-    losses = explorer.figures["loss"].data
+    losses = explorer.figures["loss"].figure().data
     positive = summed.losses.astype(np.float64)
     positive[~(np.isfinite(positive) & (positive > 0))] = np.nan
     np.testing.assert_array_equal(_drawn(losses[0]), positive)
-    factors = explorer.figures["divergence"].data
+    factors = explorer.figures["divergence"].figure().data
     np.testing.assert_allclose(_drawn(factors[0]), np.abs(core.step_factors(s.lr, x)), rtol=1e-12)
     np.testing.assert_allclose(
         _drawn(factors[1]), np.abs(core.step_factors(s.lr, x, loss="mean")), rtol=1e-12
     )
-    landscape = explorer.figures["landscape"].data
-    low, high = explorer.figures["landscape"].layout.xaxis.range
+    landscape = explorer.figures["landscape"].figure().data
+    low, high = explorer.figures["landscape"].figure().layout.xaxis.range
     framed = _as_drawn(summed)
     with np.errstate(invalid="ignore"):
         framed[(framed < 2 * low - high) | (framed > 2 * high - low)] = np.nan  # far outside the frame
@@ -112,11 +103,11 @@ def _assert_matches_core(explorer):
     ],
 )
 def test_each_control_changes_the_figures_as_core_computes(explorer, control, value):
-    before = _drawn(explorer.figures["trajectory"].data[0]).copy()
+    before = _drawn(explorer.figures["trajectory"].figure().data[0]).copy()
     explorer.inputs[control].value = value
     assert getattr(explorer.settings, control) == value
     _assert_matches_core(explorer)
-    after = _drawn(explorer.figures["trajectory"].data[0])
+    after = _drawn(explorer.figures["trajectory"].figure().data[0])
     assert before.shape != after.shape or not np.array_equal(before, after, equal_nan=True)
 
 
@@ -142,7 +133,7 @@ def test_each_preset_lands_on_its_regime(explorer, preset):
         k = explorer.result.histories["sum"].diverged_at
         assert f"diverged at step {k}" in status
         # The trajectory marks the weight step k produced, after k + 1 steps, and says so.
-        marker = explorer.figures["trajectory"].data[3]
+        marker = explorer.figures["trajectory"].figure().data[3]
         assert marker.x == (k + 1,) and "w after %{x} steps" in marker.hovertemplate
     if preset == "sum-vs-mean":
         assert explorer.result.regimes["mean"] == "monotone"
@@ -152,7 +143,9 @@ def test_each_preset_lands_on_its_regime(explorer, preset):
 
 def test_seed_example_shows_0_4_and_0_64(explorer):
     explorer.presets["seed-example"].click()
-    np.testing.assert_allclose(_drawn(explorer.figures["trajectory"].data[0]), [0.0, 0.4, 0.64], rtol=1e-6)
+    np.testing.assert_allclose(
+        _drawn(explorer.figures["trajectory"].figure().data[0]), [0.0, 0.4, 0.64], rtol=1e-6
+    )
     explorer.reset_button.click()
     explorer.step_button.click()
     assert "w<sub>1</sub> = 0.4" in explorer.step_info.value and "= 0.64" in explorer.step_info.value
@@ -175,8 +168,8 @@ def test_view_change_reuses_the_result(explorer, monkeypatch):
     histories = explorer.result.histories
     for view in ("mean", "both", "sum"):
         explorer.inputs["loss"].value = view
-        assert explorer.figures["trajectory"].data[0].visible == (view in ("sum", "both"))
-        assert explorer.figures["trajectory"].data[1].visible == (view in ("mean", "both"))
+        assert explorer.figures["trajectory"].figure().data[0].visible == (view in ("sum", "both"))
+        assert explorer.figures["trajectory"].figure().data[1].visible == (view in ("mean", "both"))
     assert calls == [] and explorer.result.histories is histories
 
 
@@ -188,12 +181,12 @@ def test_playback_moves_the_highlight_on_every_chart(explorer):
         explorer.step_button.click()
     assert explorer.step == 3
     weights = explorer.result.histories["sum"].weights
-    assert explorer.figures["trajectory"].data[-1].y == (float(weights[3]),)
-    assert explorer.figures["loss"].data[-1].x == (3,)
-    assert explorer.figures["landscape"].data[-1].x == (float(weights[3]),)
-    assert explorer.figures["divergence"].data[-1].x == (3,)
+    assert explorer.figures["trajectory"].figure().data[-1].y == (float(weights[3]),)
+    assert explorer.figures["loss"].figure().data[-1].x == (3,)
+    assert explorer.figures["landscape"].figure().data[-1].x == (float(weights[3]),)
+    assert explorer.figures["divergence"].figure().data[-1].x == (3,)
     mean_weights = explorer.result.histories["mean"].weights
-    assert explorer.figures["sum_vs_mean"].data[-1].y == (float(weights[3]), float(mean_weights[3]))
+    assert explorer.figures["sum_vs_mean"].figure().data[-1].y == (float(weights[3]), float(mean_weights[3]))
     explorer.inputs["N"].value = 5  # a new N puts the playback at its end
     assert explorer.step == 5 and explorer.play.max == 5
 
@@ -203,15 +196,15 @@ def test_non_finite_runs_render(explorer):
     history = explorer.result.histories["sum"]
     assert history.diverged_at is not None and not np.all(np.isfinite(history.weights))
     for figure in explorer.figures.values():
-        for trace in figure.data:
+        for trace in figure.figure().data:
             if trace.y is not None and len(trace.y):
                 values = np.asarray(trace.y, dtype=np.float64)
                 assert not np.any(np.isinf(values))
-    drawn = _drawn(explorer.figures["trajectory"].data[0])
+    drawn = _drawn(explorer.figures["trajectory"].figure().data[0])
     finite = np.isfinite(history.weights)
     np.testing.assert_array_equal(drawn[finite], history.weights[finite])  # the finite part is drawn
     assert np.all(np.isnan(drawn[~finite]))
-    assert explorer.figures["trajectory"].data[3].x  # and the divergence step is marked
+    assert explorer.figures["trajectory"].figure().data[3].x  # and the divergence step is marked
 
 
 def test_widget_protocol_values_are_validated(explorer):
@@ -276,9 +269,10 @@ def test_no_control_change_recompiles(explorer, count_compiles):
 
 def _map_traces(explorer):
     """{loss: (outcome, diverged, boundary, the current setting's box)} of the stability figure."""
-    data = explorer.stability.figure.data
+    figure = explorer.stability.figure.figure()
+    data, boxes = figure.data, figure.layout.shapes
     n = TRACES_PER_LOSS
-    return {loss: tuple(data[n * i : n * i + n]) for i, loss in enumerate(LOSSES)}
+    return {loss: (*data[n * i : n * i + n], boxes[i]) for i, loss in enumerate(LOSSES)}
 
 
 def _expected_map(settings):
@@ -298,13 +292,14 @@ def _assert_map_shows(explorer, settings):
             ~np.isnan(np.asarray(diverged.z, dtype=np.float64)), expected.diverged[loss]
         )
         np.testing.assert_allclose(10 ** np.asarray(boundary.x), expected.critical_lr[loss], rtol=1e-9)
-        # The box: a closed line around the current setting's cell, on the outcome's axes.
-        x, y = np.asarray(marker.x), np.asarray(marker.y)
-        assert (x[0], y[0]) == (x[-1], y[-1]) and len(set(x)) == 3 and len(set(y)) == 2
-        np.testing.assert_allclose(10 ** ((x.min() + x.max()) / 2), settings.lr, rtol=1e-12)
-        np.testing.assert_allclose(2 ** ((y.min() + y.max()) / 2), settings.B, rtol=1e-12)
-        np.testing.assert_allclose(x.max() - x.min(), np.log10(MAP_LRS[1] / MAP_LRS[0]), rtol=1e-9)  # a cell
-        assert (marker.xaxis, marker.yaxis) == (outcome.xaxis, outcome.yaxis)
+        # The box: a rectangle around the current setting's cell, on the outcome's axes.
+        assert marker.type == "rect"
+        np.testing.assert_allclose(10 ** ((marker.x0 + marker.x1) / 2), settings.lr, rtol=1e-12)
+        np.testing.assert_allclose(2 ** ((marker.y0 + marker.y1) / 2), settings.B, rtol=1e-12)
+        np.testing.assert_allclose(
+            marker.x1 - marker.x0, np.log10(MAP_LRS[1] / MAP_LRS[0]), rtol=1e-9
+        )  # a cell
+        assert (marker.xref, marker.yref) == (outcome.xaxis or "x", outcome.yaxis or "y")
 
 
 def test_stability_map_shows_what_core_computes(explorer):
@@ -347,7 +342,7 @@ def test_stability_map_keeps_only_the_newest_request(explorer):
 def test_stability_map_failure_is_a_notice_not_a_crash(explorer, monkeypatch):
     explorer.apply(DEFAULTS._replace(N=90))
     explorer.stability.wait()
-    before = np.asarray(explorer.stability.figure.data[0].z, dtype=np.float64).copy()
+    before = np.asarray(explorer.stability.figure.figure().data[0].z, dtype=np.float64).copy()
 
     def broken(settings):
         raise FloatingPointError("<b>overflow</b>")
@@ -357,7 +352,9 @@ def test_stability_map_failure_is_a_notice_not_a_crash(explorer, monkeypatch):
     explorer.stability.wait()
     status = explorer.stability.status.value
     assert "could not be computed" in status and "&lt;b&gt;overflow" in status and "<b>" not in status
-    np.testing.assert_array_equal(np.asarray(explorer.stability.figure.data[0].z, dtype=np.float64), before)
+    np.testing.assert_array_equal(
+        np.asarray(explorer.stability.figure.figure().data[0].z, dtype=np.float64), before
+    )
     assert explorer.settings.w0 == 3.0  # the rest of the explorer moved on
     monkeypatch.undo()
     explorer.inputs["w0"].value = 2.0
@@ -367,83 +364,76 @@ def test_stability_map_failure_is_a_notice_not_a_crash(explorer, monkeypatch):
 
 def test_stability_map_click_sets_lr_and_b(explorer):
     panel = explorer.stability
-    points = types.SimpleNamespace(
-        xs=[float(np.log10(MAP_LRS[10]))], ys=[float(np.log2(MAP_BATCH_SIZES[20]))]
-    )
-    panel._clicked(panel.figure.data[0], points, None)
+    cell = {"trace": 0, "x": float(np.log10(MAP_LRS[10])), "y": float(np.log2(MAP_BATCH_SIZES[20]))}
+    click = {"kind": "click", "points": [cell]}
+    panel.figure._on_page(panel.figure, click, [])  # what the page sends (widgets/surface.js)
     assert explorer.inputs["B"].value == MAP_BATCH_SIZES[20]
     assert explorer.settings.B == MAP_BATCH_SIZES[20]
     np.testing.assert_allclose(explorer.settings.lr, MAP_LRS[10], rtol=1e-5)  # 6 significant digits
-    panel._clicked(panel.figure.data[0], types.SimpleNamespace(xs=[], ys=[]), None)  # nothing picked
+    # Nothing picked: no point, the boundary's line, points a visitor made up.
+    for points in ([], [{**cell, "trace": 2, "y": 0.0}], [{"trace": 0, "x": "a"}], [{"trace": 0}], ["x"]):
+        panel.figure._on_page(panel.figure, {"kind": "click", "points": points}, [])
+        assert explorer.settings.B == MAP_BATCH_SIZES[20], points
+    panel.figure._on_page(panel.figure, {"kind": "click", "points": "nonsense"}, [])
     assert explorer.settings.B == MAP_BATCH_SIZES[20]
 
 
 def _served(root):
     """What tools/plotly_bundle.py writes, under `root`."""
-    (root / BUNDLE_PATH).parent.mkdir(parents=True)
-    (root / BUNDLE_PATH).write_text("export default {}")
-    (root / FRONT_END_PATH).write_text(FRONT_END)
+    (root / PLOTLY_PATH).parent.mkdir(parents=True)
+    (root / PLOTLY_PATH).write_text("window.Plotly = {};")
 
 
-def test_figures_load_plotly_from_the_served_bundle(tmp_path):
+def test_charts_load_plotly_from_the_server(tmp_path):
     _served(tmp_path)
     page = "http://127.0.0.1:8866/?lr=0.1"
-    assert bundle_url(page, "/", root=tmp_path) == f"http://127.0.0.1:8866/voila/files/{FRONT_END_PATH}"
-    assert bundle_url("https://hub.example/u/x/?N=3", "/u/x/", root=tmp_path) == (
-        f"https://hub.example/u/x/voila/files/{FRONT_END_PATH}"
+    assert plotly_url(page, "/", root=tmp_path) == f"http://127.0.0.1:8866/voila/files/{PLOTLY_PATH}"
+    assert plotly_url("https://hub.example/u/x/?N=3", "/u/x/", root=tmp_path) == (
+        f"https://hub.example/u/x/voila/files/{PLOTLY_PATH}"
     )
-    assert bundle_url(page, "/", root=tmp_path / "missing") is None  # make run did not copy it
-    (tmp_path / BUNDLE_PATH).unlink()
-    assert bundle_url(page, "/", root=tmp_path) is None  # the front end alone cannot load
-    (tmp_path / BUNDLE_PATH).write_text("export default {}")
-    assert bundle_url("", "/", root=tmp_path) is None  # JupyterLab: no page URL
-    assert bundle_url("javascript:alert(1)", "/", root=tmp_path) is None
-    assert issubclass(figure_widget(None), go.FigureWidget)
-    url = bundle_url(page, "/", root=tmp_path)
-    figure = figure_widget(url)(data=[go.Scatter(y=[1.0, 2.0])])
-    # The chart's code is the loader (widgets/chart_loader.js), which imports the front end from the
-    # address without making anywidget wait for it; one class per address.
-    assert figure.front_end == url and figure._esm == CHART_LOADER.replace('"__FRONT_END__"', json.dumps(url))
-    assert len(figure._esm) < 5_000
-    assert isinstance(figure, figure_widget(url)) and isinstance(figure, ServedFigureWidget)
-    assert len(go.FigureWidget()._esm) > 1_000_000  # what each chart used to carry
+    assert plotly_url(page, "/", root=tmp_path / "missing") is None  # make run did not write it
+    assert plotly_url("", "/", root=tmp_path) is None  # JupyterLab: no page URL
+    assert plotly_url("javascript:alert(1)", "/", root=tmp_path) is None
+    url = plotly_url(page, "/", root=tmp_path)
+    figure = surface_maker(url)(data=[go.Scatter(y=[1.0, 2.0])])
+    # The chart's module is widgets/surface.js, which loads Plotly.js from the address once per page.
+    assert figure.plotly_js == url and figure._esm == SURFACE_JS.replace('"__PLOTLY__"', json.dumps(url))
+    assert len(figure._esm) < 20_000
+    inline = surface_maker()(data=[])
+    assert inline.plotly_js is None and len(inline._esm) > 1_000_000  # JupyterLab: Plotly.js inside
+    figure.close()
+    inline.close()
 
 
-def test_make_run_writes_the_front_end_and_voila_serves_exactly_it(tmp_path):
+def test_the_served_plotly_is_the_version_plotly_py_writes_figures_for():
+    # plotly.py validates every figure against its own Plotly.js's schema; the bundle the page runs
+    # must be that version (`make plotly-js` fetches it), with every trace type the charts use.
+    assert PLOTLY_VERSION == plotly.offline.get_plotlyjs_version()
+    head = PLOTLY_JS.read_text()
+    assert head.startswith(f"/**\n* plotly.js (cartesian - minified) v{PLOTLY_VERSION}\n")
+    assert "window.Plotly = Plotly;" in head[-200:]
+    for kind in TRACE_TYPES:
+        assert f'"{kind}"' in head, kind
+
+
+def test_make_run_writes_plotly_and_voila_serves_exactly_it(tmp_path):
     root = Path(__file__).resolve().parent.parent
-    stale = tmp_path / Path(FRONT_END_PATH).with_name("scanlab-figure-0123456789ab.js")
+    stale = tmp_path / Path(PLOTLY_PATH).with_name("plotly-widget-7.0.0.js")
     stale.parent.mkdir(parents=True)
-    stale.write_text("// an earlier front end")
+    stale.write_text("// what an earlier version served")
     subprocess.run([sys.executable, str(root / "tools/plotly_bundle.py")], cwd=tmp_path, check=True)
     assert not stale.exists()
-    assert (tmp_path / FRONT_END_PATH).read_text() == FRONT_END
-    assert (tmp_path / BUNDLE_PATH).stat().st_size > 1_000_000  # Plotly's whole widget bundle
-    # The front end imports the bundle from next to itself, by the name it is written under.
-    (imported,) = re.findall(r'from "\./([^"]+)"', FRONT_END)
-    assert (tmp_path / FRONT_END_PATH).parent / imported == tmp_path / BUNDLE_PATH
+    assert (tmp_path / PLOTLY_PATH).read_bytes() == PLOTLY_JS.read_bytes()
     allowed = json.loads((root / "voila.json").read_text())["VoilaConfiguration"]["file_allowlist"]
     served = [
         path
-        for path in (BUNDLE_PATH, FRONT_END_PATH, "app.ipynb", ".cache/jax/x")
+        for path in (PLOTLY_PATH, "app.ipynb", ".cache/jax/x", ".cache/static/x.js")
         if any(re.fullmatch(a, path) for a in allowed)
     ]
-    assert served == [BUNDLE_PATH, FRONT_END_PATH]
+    assert served == [PLOTLY_PATH]
 
 
-def test_plotlys_bundle_still_has_what_the_front_end_replaces():
-    # FRONT_END replaces three methods of the bundle's FigureView; after an upgrade of Plotly without
-    # them it would still load, but the browser would diff and send every change again, and draw
-    # every frame through Plotly.animate.
-    bundle = (Path(plotly.__file__).parent / "package_data/widgetbundle.js").read_text()
-    exports = re.findall(r"export\{([^}]*)\}", bundle)[-1]
-    view = dict(name.split(" as ")[::-1] for name in exports.split(","))["FigureView"]
-    body = bundle[bundle.index(f"{view}=class{{") :]
-    for method in ("_sendTraceDeltas", "_sendLayoutDelta", "do_animate"):
-        assert re.search(rf"[}};]{method}\(\w*\)\{{", body[: body.index("}},")]), method
-        assert method in FRONT_END
-
-
-def test_behind_a_hub_the_bundle_is_fetched_under_the_browsers_prefix(tmp_path, monkeypatch):
+def test_behind_a_hub_plotly_is_fetched_under_the_browsers_prefix(tmp_path, monkeypatch):
     # Under Jupyter server's Voila extension (Binder, JupyterHub) VOILA_SERVER_URL stays "/" while
     # the browser sees /user/<name>/: the address must use VOILA_BASE_URL.
     _served(tmp_path)
@@ -460,8 +450,7 @@ def test_behind_a_hub_the_bundle_is_fetched_under_the_browsers_prefix(tmp_path, 
     explorer = Explorer.from_environment()
     assert explorer.settings.lr == 0.1
     assert (
-        explorer.figures["trajectory"].front_end
-        == f"https://hub.example/user/ana/voila/files/{FRONT_END_PATH}"
+        explorer.figures["trajectory"].plotly_js == f"https://hub.example/user/ana/voila/files/{PLOTLY_PATH}"
     )
     assert (
         explorer.share.value
@@ -516,60 +505,35 @@ def test_a_visitor_cannot_break_a_control_over_the_widget_protocol(explorer):
     assert explorer.settings.loss == "both"
 
 
-# A served page's charts (widgets/chart_loader.js): what a chart's front end says, and what it gets.
-SERVED = "http://127.0.0.1:8866/voila/files/front-end.js"
+def _decoded(value):
+    """A Surface's state as the page gets it (widgets.surface: arrays in Plotly's typed-array form,
+    their bytes a buffer), with the arrays as numpy arrays again."""
+    if isinstance(value, dict):
+        if isinstance(value.get("bdata"), memoryview):
+            array = np.frombuffer(value["bdata"], dtype={"f8": np.float64, "i4": np.int32}[value["dtype"]])
+            return array.reshape([int(n) for n in value["shape"].split(",")]) if "shape" in value else array
+        return {key: _decoded(inner) for key, inner in value.items()}
+    if isinstance(value, list):
+        return [_decoded(inner) for inner in value]
+    return value
 
 
-def _said(figure, kind: str) -> None:
-    figure._on_page(figure, {"kind": kind}, [])
-
-
-def test_a_chart_that_listens_late_gets_everything_changed_since_it_was_built():
-    explorer = Explorer(bundle_url=SERVED, background=False)
-    quiet = explorer.figures["loss"]
-    before = quiet._last_layout_edit_id
-    _said(quiet, "scanlab-hello")  # nothing sent yet: the page's copy is the figure as built
-    assert quiet._last_layout_edit_id == before
+def test_a_chart_opened_late_gets_the_run_the_kernel_last_computed():
+    # A chart's widget state is its whole figure: a page that opens it late, or missed messages
+    # while busy, starts from the state and so draws the current run (no edits to replay).
+    explorer = Explorer(background=False)
     explorer.inputs["lr"].value = 0.02
     explorer.inputs["N"].value = 40
+    explorer.play.value = 7
     for name, figure in explorer.figures.items():
-        sent = figure._py2js_update
-        _said(figure, "scanlab-hello")
-        again = figure._py2js_update
-        assert again is not sent and again is not None, name
-        for position, index in enumerate(again["style_traces"]):
-            for key, values in again["style_data"].items():
-                if values[position] is not Undefined:
-                    np.testing.assert_array_equal(values[position], figure._data[index][key], err_msg=name)
-        # The layout paths sent since (a range, a tick, a title), and the frame after the update.
-        assert again["layout_data"].keys() == figure.__dict__["_scanlab_sent"]["layout"], name
-        assert figure._py2js_animate["layout_edit_id"] == again["layout_edit_id"] + 1, name
-    assert not any(figure.heard for figure in explorer.figures.values())
-    _said(quiet, "scanlab-heard")
-    assert quiet.heard
-
-
-def test_a_chart_the_page_cannot_hear_is_replaced_with_its_current_run():
-    explorer = Explorer(bundle_url=SERVED, background=False)
-    boxes = explorer.show("trajectory", "stability")
-    explorer.inputs["lr"].value = 0.3
-    heard = explorer.figures["loss"]
-    _said(heard, "scanlab-heard")
-    _said(heard, "scanlab-deaf")  # it heard the welcome: a late word changes nothing
-    assert explorer.figures["loss"] is heard and heard.comm is not None
-    old, old_map = explorer.figures["trajectory"], explorer.stability.figure
-    _said(old, "scanlab-deaf")
-    _said(old_map, "scanlab-deaf")
-    new, new_map = explorer.figures["trajectory"], explorer.stability.figure
-    assert new is not old and old.comm is None and new_map is not old_map and old_map.comm is None
-    shown = [w for box in boxes.children[0].children for w in box.children]
-    assert new in shown and new_map in shown and old not in shown and old_map not in shown
-    rebuilt = CHARTS["trajectory"].build(explorer.result, "sum", explorer.step, go.Figure)
-    for a, b in zip(new.data, rebuilt.data, strict=True):
-        np.testing.assert_array_equal(np.asarray(a.y, dtype=float), np.asarray(b.y, dtype=float))
-    _said(new, "scanlab-deaf")  # a chart is replaced once: its replacement stays
-    assert explorer.figures["trajectory"] is new and new.comm is not None
-    explorer.inputs["lr"].value = 0.05  # the new charts follow the controls
-    np.testing.assert_array_equal(
-        new._data[0]["y"], explorer.result.histories["sum"].weights.astype(np.float64)
-    )
+        state = _decoded(figure.get_state())
+        rebuilt = CHARTS[name].build(explorer.result, explorer.settings.loss, explorer.step)
+        assert len(state["data"]) == len(rebuilt.data), name
+        for sent, built in zip(state["data"], rebuilt.data, strict=True):
+            for key in ("x", "y"):
+                want = np.asarray(built[key] if built[key] is not None else [], dtype=np.float64)
+                got = np.asarray([np.nan if v is None else v for v in sent[key]], dtype=np.float64)
+                np.testing.assert_array_equal(got, want, err_msg=f"{name}.{key}")
+        assert state["revision"] == figure.revision > 0, name
+        for axis in ("xaxis", "yaxis"):
+            assert state["plot_layout"][axis]["range"] == figure.get(f"{axis}.range"), name

@@ -13,7 +13,8 @@ import pytest
 from widgets import Explorer
 from widgets.explorer import WIDE
 from widgets.export import CSV_HEADER, charts_html, run_csv
-from widgets.figures import MARGIN, PROJECTOR
+from widgets.figures import MARGIN
+from widgets.projector import PROJECTOR
 from widgets.settings import DEFAULTS, PRESETS, Presentation, from_query, presentation_from_query
 
 
@@ -101,22 +102,25 @@ def test_projector_view_enlarges_every_chart_and_the_controls():
     assert "scanlab-projector" in big.controls._dom_classes
     assert "scanlab-projector" not in plain.controls._dom_classes
     assert "scanlab-projector" in big.show("trajectory")._dom_classes
-    for name, figure in big.figures.items():
+    for name, surface in big.figures.items():
+        figure = surface.figure()
         assert figure.layout.font.size == PROJECTOR["font"], name
         # Taller, with room below the axis for the larger tick labels, axis title and legend (which
         # moves into the margin: the plain view's legend row is not added again).
-        before = plain.figures[name].layout
+        before = plain.figures[name].figure().layout
         assert figure.layout.height == before.height + PROJECTOR["taller"], name
         assert figure.layout.margin.b == MARGIN["b"] + PROJECTOR["lower"], name
         assert (figure.layout.legend.yref, figure.layout.legend.y) == ("container", 0), name
-        for trace, before in zip(figure.data, plain.figures[name].data, strict=True):
+        for trace, before in zip(figure.data, plain.figures[name].figure().data, strict=True):
             if before.line.width is not None:
                 assert trace.line.width == before.line.width * PROJECTOR["line"], name
-    assert big.stability.figure.layout.font.size == PROJECTOR["font"]
+    assert big.stability.figure.figure().layout.font.size == PROJECTOR["font"]
     panel = big.hood.open("optax")
-    assert panel.loss_figure.layout.font.size == PROJECTOR["font"]
+    assert panel.loss_figure.figure().layout.font.size == PROJECTOR["font"]
     # the data are the same; only the drawing changed
-    np.testing.assert_array_equal(big.figures["trajectory"].data[0].y, plain.figures["trajectory"].data[0].y)
+    np.testing.assert_array_equal(
+        big.figures["trajectory"].figure().data[0].y, plain.figures["trajectory"].figure().data[0].y
+    )
 
 
 def test_hide_hides_the_named_controls_and_the_link_keeps_both():

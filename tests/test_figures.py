@@ -1,12 +1,10 @@
-"""What the figures send to the browser: one message per figure per event, a data-only change as a
-Plotly.animate frame without a redraw, fixed axis ranges that hold every drawn value, and no work
-on the defaults the browser sends back."""
+"""What the charts send to the browser: one message per chart per event, holding only what changed
+(the points alone when the axes stay), fixed axis ranges that hold every drawn value, binary arrays,
+strict JSON, and nothing a page can change."""
 
-import copy
 import json
 
 import numpy as np
-import plotly.graph_objects as go
 import pytest
 from ipywidgets.widgets.widget import _remove_buffers
 
@@ -16,18 +14,16 @@ from widgets.figures import (
     LOG_TICKS_UP_TO,
     MARKERS_UP_TO,
     STEP_TICKS_UP_TO,
-    FigureWidget,
     axis_range,
-    framed,
     kept_range,
     log_ticks,
-    projector_widget,
-    send,
     tick_label,
 )
 from widgets.model import MAP_LRS, Model
-from widgets.stability import BOXES
+from widgets.projector import enlarge
+from widgets.stability import BOX
 from widgets.stability import CHART as STABILITY_CHART
+from widgets.surface import send, surface_maker
 
 
 class Recorder:
@@ -67,106 +63,84 @@ def sent(explorer):
         figure.comm = None
 
 
-def _messages(states, kind):
-    return [state[f"_py2js_{kind}"] for state in states if state.get(f"_py2js_{kind}") is not None]
+def _figure_states(states):
+    """The states that change a chart's figure (its revision rides along)."""
+    return [state for state in states if "revision" in state]
 
 
-def test_an_lr_move_is_one_frame_per_figure_without_a_redraw(explorer, sent):
+def test_an_lr_move_is_one_message_per_chart_of_its_points_alone(explorer, sent):
     explorer.inputs["lr"].value = 0.0101  # may widen an axis, with room to spare
     for states in sent.values():
         states.clear()
     explorer.inputs["lr"].value = 0.0102  # the next step of the slider: the axes keep their ranges
     for name, states in sent.items():
-        assert len(states) == 1, (name, [sorted(s) for s in states])  # counters ride along
+        assert len(states) == 1, (name, [sorted(s) for s in states])
+        (state,) = states
         if name == "stability":
             continue
-        (frame,) = _messages(states, "animate")
-        assert frame["animation_opts"]["mode"] == "afterall"  # a frame holds only what changed
-        assert states[0]["_last_trace_edit_id"] == frame["trace_edit_id"]
-        assert frame["animation_opts"]["frame"]["redraw"] is False, name
-        assert all(fields.keys() <= {"x", "y"} for fields in frame["style_data"]), name
-        # Every frame carries both ranges: Plotly cancels an axis change that a later frame overtakes.
-        assert frame["layout_data"] == framed(explorer.figures[name]), name
-        assert set(frame["layout_data"]) == {"xaxis.range", "yaxis.range"}, name
-    # The map's heatmaps are not sent again, only the points of the current setting's box on each
-    # panel: a frame of two scatter traces, which the front end draws without the heatmaps' layer.
-    (frame,) = _messages(sent["stability"], "animate")
-    assert frame["style_traces"] == BOXES and frame["layout_data"] == {}
-    assert frame["animation_opts"]["frame"]["redraw"] is False
+        # The points alone: the layout, with the axes' ranges, stays as the page has it, and the
+        # browser moves the points without redrawing the chart (widgets/surface.js).
+        assert sorted(state) == ["data", "revision"], name
+        figure = explorer.figures[name]
+        assert len(state["data"]) == len(figure.data), name
+    # The map's heatmaps are not sent again, only its layout's box around the current setting.
+    (state,) = sent["stability"]
+    assert sorted(state) == ["plot_layout", "revision"]
     half = np.log10(MAP_LRS[1] / MAP_LRS[0]) / 2  # half a cell
     centre = np.log10(0.0102)
-    for fields in frame["style_data"]:
-        assert set(fields) == {"x"}  # B, and so the box's y, stayed
-        np.testing.assert_allclose(fields["x"], [centre, *[centre + half] * 2, *[centre - half] * 2, centre])
-    # The numbers that change with lr are in the captions, not in a title Plotly would redraw for.
+    shapes = explorer.stability.figure.plot_layout["shapes"]
+    assert [(shape["xref"], shape["yref"]) for shape in shapes] == [("x", "y"), ("x2", "y2")]
+    for shape in shapes:
+        np.testing.assert_allclose([shape["x0"], shape["x1"]], [centre - half, centre + half])
+    # The numbers that change with lr are in the captions, not in a title: a layout that changes
+    # is a redraw of the whole chart.
     assert "lr = 0.0102" in explorer.captions["sum_vs_mean"].value
 
 
-def test_a_view_change_redraws_and_a_playback_step_moves_one_trace(explorer, sent):
-    # Traces shown and hidden: Plotly.animate cannot draw that without a redraw.
+def test_a_view_change_shows_and_hides_traces_and_a_playback_step_moves_the_markers(explorer, sent):
     explorer.inputs["loss"].value = "mean" if DEFAULTS.loss != "mean" else "sum"
-    states = sent["trajectory"]
-    (update,) = _messages(states, "update")
-    assert "visible" in update["style_data"]
-    # Then every trace's points again, as a frame: one sent before and still waiting is overtaken.
-    assert [sorted(state) for state in states][-1] == [
-        "_last_layout_edit_id",
-        "_last_trace_edit_id",
-        "_py2js_animate",
-    ]
-    frame = _messages(states, "animate")[-1]
+    (state,) = _figure_states(sent["trajectory"])
     figure = explorer.figures["trajectory"]
-    assert frame["style_traces"] == [i for i, trace in enumerate(figure._data) if "x" in trace]
-    assert frame["layout_data"] == framed(figure)
+    assert [trace.get("visible") for trace in figure.data[:2]] == [False, True]
+    assert "data" in state
     for states in sent.values():
         states.clear()
-    # At step N the loss and per-step factor charts have no current point: Plotly hides a trace
-    # without points, and only a redraw shows it again (a frame left the loss chart's lines drawn
-    # 13% too tall), so their markers reappear in a Plotly.update. The others' move in a frame.
-    markers = {name: len(chart.styles) - 1 for name, chart in CHARTS.items()}
-    empty = {name for name, m in markers.items() if len(explorer.figures[name]._data[m]["x"]) == 0}
-    assert empty == {"loss", "divergence"}
+    before = {name: list(figure.data) for name, figure in explorer.figures.items()}
     explorer.play.value = 3
-    for name in CHARTS:
-        updates = _messages(sent[name], "update")
-        if name in empty:
-            (update,) = updates
-            assert update["style_traces"] == [markers[name]] and len(update["style_data"]["x"][0]) == 1
-        else:
-            assert updates == []
-            (frame,) = _messages(sent[name], "animate")
-            assert frame["style_traces"] == [markers[name]]  # the step marker
-            assert frame["animation_opts"]["frame"]["redraw"] is False
-            assert frame["layout_data"] == framed(explorer.figures[name])
+    for name, chart in CHARTS.items():
+        (state,) = _figure_states(sent[name])
+        assert sorted(state) == ["data", "revision"], name  # the layout stays
+        data = explorer.figures[name].data
+        assert [i for i, trace in enumerate(data) if trace is not before[name][i]] == [len(chart.styles) - 1]
+        assert len(data[-1]["x"]) >= 1, name  # step 3 has a point on every chart
     assert sent["stability"] == []
 
 
-def test_ranges_the_browser_writes_back_are_not_trusted(explorer, sent):
-    # The browser reports every range it draws, and a visitor can report anything.
+def test_a_page_cannot_change_a_charts_figure(explorer, sent):
+    # A visitor can send any widget any state; a chart's figure is the kernel's alone.
     figure = explorer.figures["trajectory"]
-    before = dict(framed(figure))
-    figure._js2py_relayout = {"relayout_data": {"yaxis.range": [0, "x"]}, "source_view_id": "visitor"}
-    figure._js2py_relayout = {"relayout_data": {"xaxis.autorange": True}, "source_view_id": "visitor"}
-    assert framed(figure) == before
+    before = (figure.data, figure.plot_layout, figure.revision)
+    figure.set_state({"plot_layout": {"yaxis": {"range": [0, "x"]}}, "data": [], "revision": -1})
+    assert (figure.data, figure.plot_layout, figure.revision) == before
     explorer.inputs["lr"].value = 0.0124
-    frame = _messages(sent["trajectory"], "animate")[-1]
-    assert frame["animation_opts"]["frame"]["redraw"] is False  # the axes are still this module's
-    low, high = frame["layout_data"]["yaxis.range"]
-    assert low < high and figure._layout["yaxis"]["range"] == [low, high]
-    assert figure._layout["xaxis"]["autorange"] is False
+    low, high = figure.plot_layout["yaxis"]["range"]
+    assert low < high and figure.revision == before[2] + 1
 
 
 def test_nothing_is_sent_when_nothing_changed(explorer, sent):
     figure = explorer.figures["trajectory"]
-    data = [{key: figure._data[i][key] for key in ("x", "y")} for i in range(2)]
-    send(figure, data, [0, 1], dict(framed(figure)))
+    data = [{key: figure.data[i][key] for key in ("x", "y")} for i in range(2)]
+    ranges = {path: figure.get(path) for path in ("xaxis.range", "yaxis.range")}
+    send(figure, data, [0, 1], ranges)
     assert sent["trajectory"] == []
+    explorer.apply(explorer.settings)
+    assert all(states == [] for states in sent.values())
 
 
 def _shown_values(figure, axis):
     values = [
         np.asarray(trace[axis], dtype=np.float64)
-        for trace in figure._data
+        for trace in figure.data
         if trace.get("visible", True) is not False and trace.get(axis) is not None
     ]
     return np.concatenate(values) if values else np.empty(0)
@@ -177,7 +151,7 @@ def assert_every_value_in_frame(explorer):
     for name, chart in CHARTS.items():
         if chart.own_ranges:
             continue  # the landscape's frame is the loss curve's; a diverging path leaves it
-        layout = explorer.figures[name]._layout
+        layout = explorer.figures[name].plot_layout
         for axis in ("xaxis", "yaxis"):
             low, high = layout[axis]["range"]
             values = _shown_values(explorer.figures[name], axis[0])
@@ -211,7 +185,7 @@ def test_fixed_ranges_hold_every_drawn_value(explorer, changes):
     assert_every_value_in_frame(explorer)
     explorer.apply(DEFAULTS)  # and back: the ranges shrink to the small run again
     assert_every_value_in_frame(explorer)
-    low, high = explorer.figures["trajectory"]._layout["yaxis"]["range"]
+    low, high = explorer.figures["trajectory"].plot_layout["yaxis"]["range"]
     assert high - low < 10
 
 
@@ -228,9 +202,8 @@ def test_ranges_stay_while_the_values_fill_them():
 
 def test_a_keyboard_step_of_lr_back_and_forth_keeps_every_range(explorer, sent):
     # A key on the lr slider moves it a tenth of its range (noUiSlider's keyboardDefaultStep), a
-    # factor of 3 in lr. Below the divergence limit every chart keeps its ranges, so each press is
-    # drawn as frames; before, the per-step factor's range shrank and grew back on every press,
-    # and the loss chart's at small lr, each time a full redraw (Plotly.update).
+    # factor of 3 in lr. Below the divergence limit every chart keeps its ranges, so each press
+    # sends the points alone, which the browser moves without a redraw; the map moves its box.
     lr = explorer.inputs["lr"]
     key = (lr.max - lr.min) / 10
     for position in range(5):  # 1e-4 ... 0.0316 with this slider; the sum diverges past 0.05
@@ -243,8 +216,10 @@ def test_a_keyboard_step_of_lr_back_and_forth_keeps_every_range(explorer, sent):
         for value in (one, other, one, other):
             lr.value = value
         for name, states in sent.items():
-            assert _messages(states, "update") == [], (position, name)
-            assert len(_messages(states, "animate")) == 4, (position, name)
+            states = _figure_states(states)
+            assert len(states) == 4, (position, name)
+            changed = {"plot_layout"} if name == "stability" else {"data"}
+            assert all(state.keys() - {"revision"} == changed for state in states), (position, name)
 
 
 def test_axis_range_of_values_that_cannot_all_be_drawn():
@@ -263,35 +238,24 @@ def test_axis_range_of_values_that_cannot_all_be_drawn():
     assert axis_range([[10.0, 1000.0]], log=True, pad=0.0, floor=0.0) == [1.0, 3.0]
 
 
-def test_the_browsers_defaults_are_not_merged_back():
-    figure = FigureWidget(data=[{"type": "scatter", "y": [1.0, 2.0]}])
-    before = copy.deepcopy((figure._data_defaults, figure._layout_defaults))
-    figure._js2py_traceDeltas = {
-        "trace_deltas": [{"uid": figure.data[0].uid, "y": np.arange(2.0)}],
-        "trace_edit_id": 0,
-    }
-    figure._js2py_layoutDelta = {"layout_delta": {"width": 700}, "layout_edit_id": 0}
-    assert (figure._data_defaults, figure._layout_defaults) == before
-    assert list(figure.data[0].y) == [1.0, 2.0]
-
-
 def test_the_loss_charts_log_axis_labels_a_wide_range_in_whole_decades(explorer, sent):
     # 1, 2 and 5 in each decade, written in full, while the range spans a few; a diverging run spans
     # about 40, where that was 124 labels drawn over each other: Plotly then spaces the labels itself.
-    layout = explorer.figures["loss"]._layout["yaxis"]
+    layout = explorer.figures["loss"].plot_layout["yaxis"]
     low, high = layout["range"]
     assert high - low <= LOG_TICKS_UP_TO and layout["tickvals"] == log_ticks(low, high)
     assert layout["tickmode"] == "array"
     assert len(layout["tickvals"]) >= 3 and layout["ticktext"] == [tick_label(v) for v in layout["tickvals"]]
     explorer.apply(DEFAULTS._replace(lr=3.0, N=1000, B=512))  # diverges: losses up to about 1e38
+    layout = explorer.figures["loss"].plot_layout["yaxis"]
     low, high = layout["range"]
     assert layout.get("tickvals") is None and layout.get("ticktext") is None and high - low > 30
     assert layout.get("tickmode") is None  # a mode left at "array" draws no labels at all
-    [update] = _messages(sent["loss"], "update")  # with the range that needs it, in one message
-    assert update["layout_data"]["yaxis.tickvals"] is None and "yaxis.range" in update["layout_data"]
+    [state] = _figure_states(sent["loss"])  # with the range that needs it, in one message
+    assert "tickvals" not in state["plot_layout"]["yaxis"] and "range" in state["plot_layout"]["yaxis"]
     explorer.apply(DEFAULTS)
-    values = explorer.figures["loss"]._layout["yaxis"]["tickvals"]
-    assert values and _messages(sent["loss"], "update")[-1]["layout_data"]["yaxis.tickvals"] == values
+    values = explorer.figures["loss"].plot_layout["yaxis"]["tickvals"]
+    assert values and _figure_states(sent["loss"])[-1]["plot_layout"]["yaxis"]["tickvals"] == values
 
 
 def test_log_tick_labels_are_the_numbers_they_mark():
@@ -311,7 +275,7 @@ def test_a_step_axis_over_a_few_steps_is_labelled_at_whole_steps(explorer):
     for n in [1, 3, 10, 12, 100, 2, 1000, 5]:
         explorer.apply(DEFAULTS._replace(N=n))
         for name in step_charts:
-            layout = explorer.figures[name]._layout["xaxis"]
+            layout = explorer.figures[name].plot_layout["xaxis"]
             low, high = layout["range"]  # which may stay wider than N's (kept_range)
             few = high - low <= STEP_TICKS_UP_TO
             assert (layout.get("dtick"), layout.get("tickmode")) == ((1, "linear") if few else (None, None))
@@ -327,7 +291,7 @@ def test_a_marker_on_each_step_only_where_the_markers_stand_apart(explorer):
         explorer.apply(DEFAULTS._replace(N=n, loss="sum"))
         for name, indexes in lines.items():
             for index in indexes:
-                assert explorer.figures[name]._data[index]["mode"] == mode, (name, index, n)
+                assert explorer.figures[name].data[index]["mode"] == mode, (name, index, n)
     explorer.apply(DEFAULTS)
 
 
@@ -362,32 +326,20 @@ def test_every_message_and_state_is_json(explorer, sent):
     explorer.inputs["N"].value = 300  # a new map, with diverged cells
     explorer.inputs["w0"].value = 4.0
     explorer.stability.wait()
-    assert any("z" in (state.get("_py2js_update") or {}).get("style_data", {}) for state in sent["stability"])
+    assert any("z" in trace for state in sent["stability"] for trace in state.get("data", []))
     figures = [*explorer.figures.values(), explorer.stability.figure]  # their state opens each view
     states = [_remove_buffers(figure.get_state())[0] for figure in figures]
     for state in [*(s for states in sent.values() for s in states), *states]:
         json.dumps(state, allow_nan=False)  # raises ValueError on NaN or infinity
 
 
-def test_the_maps_box_moves_as_a_frame_after_a_double_click(explorer, sent):
-    # A double-click on the map autoranges its axes (the browser sends that back). The heatmaps still
-    # bound them and the box moves inside, so an lr move stays a frame of the box's two traces
-    # instead of a redraw of the whole map.
-    figure = explorer.stability.figure
-    figure.plotly_relayout({"xaxis.autorange": True, "yaxis.autorange": True})
-    sent["stability"].clear()
-    explorer.inputs["lr"].value = 0.0102
-    (frame,) = _messages(sent["stability"], "animate")
-    assert frame["style_traces"] == BOXES
-    assert _messages(sent["stability"], "update") == []
-
-
 def test_the_projector_view_leaves_the_maps_box_as_thin_as_it_was():
     # Twice as thick, the box would hide most of the 8 px cell it marks.
     settings = DEFAULTS._replace(N=20)
     stability = Model().stability(settings)
-    plain = STABILITY_CHART.build(stability, settings, widget=go.Figure)
-    large = STABILITY_CHART.build(stability, settings, widget=projector_widget(go.Figure))
-    for box in BOXES:
-        assert large.data[box].line.width == plain.data[box].line.width == 3
-    assert large.data[2].line.width == 2 * plain.data[2].line.width  # the critical lr's line
+    plain = STABILITY_CHART.build(stability, settings)
+    large = STABILITY_CHART.build(stability, settings, widget=surface_maker(prepare=enlarge))
+    assert [shape.line.width for shape in plain.layout.shapes] == [BOX["width"]] * 2
+    assert [shape["line"]["width"] for shape in large.plot_layout["shapes"]] == [BOX["width"]] * 2
+    assert large.data[2]["line"]["width"] == 2 * plain.data[2].line.width  # the critical lr's line
+    large.close()

@@ -4,7 +4,6 @@ recompiles, bad values get a notice, and the live timing panel ends cleanly at i
 import time
 
 import numpy as np
-import plotly.graph_objects as go
 import plotly.io as pio
 import pytest
 from traitlets import TraitError
@@ -23,6 +22,7 @@ from widgets.hood import (
     UnderTheHood,
     _take_slot,
 )
+from widgets.surface import Surface
 
 
 @pytest.fixture(scope="module")
@@ -78,11 +78,11 @@ def test_invariants_panel_follows_its_controls(hood):
 def test_the_memory_chart_is_xlas_count(hood):
     panel = hood.open("invariants")
     expected = core.strategy_memory(MEMORY_LENGTHS)
-    for trace, name in zip(panel.memory_figure.data, core.STRATEGIES, strict=True):
+    for trace, name in zip(panel.memory_figure.figure().data, core.STRATEGIES, strict=True):
         assert trace.name == name
         np.testing.assert_array_equal(trace.x, MEMORY_LENGTHS)
         np.testing.assert_array_equal(trace.y, expected.temp_bytes[name])
-    assert panel.memory_figure.data[0].y[-1] > 4 * MEMORY_LENGTHS[-1]  # duplicate: N floats
+    assert panel.memory_figure.figure().data[0].y[-1] > 4 * MEMORY_LENGTHS[-1]  # duplicate: N floats
 
 
 def test_the_lr_rule_shows_one_trace_for_many_learning_rates(hood):
@@ -110,11 +110,13 @@ def _expected_fit(panel):
 
 def _assert_shows(panel, fit):
     w, b = fit.history["w"], fit.history["b"]
-    for trace, values in zip(panel.params_figure.data[:4], [w[:, 0], w[:, 1], w[:, 2], b], strict=True):
+    for trace, values in zip(
+        panel.params_figure.figure().data[:4], [w[:, 0], w[:, 1], w[:, 2], b], strict=True
+    ):
         np.testing.assert_array_equal(trace.y, np.where(np.isfinite(values), values, np.nan))
         np.testing.assert_array_equal(trace.x, np.arange(1, len(values) + 1))
     losses = fit.losses.astype(np.float64)
-    np.testing.assert_array_equal(panel.loss_figure.data[0].y, np.where(losses > 0, losses, np.nan))
+    np.testing.assert_array_equal(panel.loss_figure.figure().data[0].y, np.where(losses > 0, losses, np.nan))
 
 
 def test_optax_panel_starts_at_seed_004s_example(hood):
@@ -152,7 +154,7 @@ def test_optax_panel_says_when_a_run_diverges_and_recovers(hood):
     )
     panel.lr.value = 3.0
     assert "Diverged" in panel.status.value
-    assert np.isnan(panel.params_figure.data[0].y[-1])  # drawn as a gap, not a broken chart
+    assert np.isnan(panel.params_figure.figure().data[0].y[-1])  # drawn as a gap, not a broken chart
     panel.lr.value = float("nan")
     assert panel.lr.value == 0.1 and "not a number" in panel.status.value
     assert "Diverged" not in panel.status.value and "w = [2, -1, 0.5]" in panel.status.value
@@ -178,15 +180,15 @@ def test_loops_panel_measures_every_way_and_the_host_syncs(hood):
     assert panel.status.value.startswith("Done in")
     ns = (10, 20, 50, 100)
     assert set(panel.points) == {(way, n) for way in core.WAYS for n in ns}
-    for way, trace in zip(core.WAYS, panel.compile_figure.data, strict=True):
+    for way, trace in zip(core.WAYS, panel.compile_figure.figure().data, strict=True):
         np.testing.assert_array_equal(trace.x, ns)
         assert np.all(np.asarray(trace.y) > 0), way
         np.testing.assert_array_equal(
-            panel.run_figure.data[core.WAYS.index(way)].y, [panel.points[way, n][1] for n in ns]
+            panel.run_figure.figure().data[core.WAYS.index(way)].y, [panel.points[way, n][1] for n in ns]
         )
     assert set(panel.syncs) == set(SYNC_EVERY)
     assert [panel.syncs[k][1] for k in SYNC_EVERY] == [1000, 100, 10, 1]
-    assert list(panel.sync_figure.data[0].customdata) == [1000, 100, 10, 1]
+    assert list(panel.sync_figure.figure().data[0].customdata) == [1000, 100, 10, 1]
     assert not panel.measure_button.disabled and panel.stop_button.disabled
 
 
@@ -266,10 +268,10 @@ def test_every_chart_has_its_trace_types_defaults_from_plotly_white(hood):
     figures = [*explorer.figures.values(), explorer.stability.figure]
     for name in ("invariants", "loops", "optax"):
         panel = hood.open(name)
-        figures += [value for value in vars(panel).values() if isinstance(value, go.FigureWidget)]
+        figures += [value for value in vars(panel).values() if isinstance(value, Surface)]
     assert len(figures) == 6 + 6
     white = pio.templates["plotly_white"]
-    for figure in figures:
+    for figure in (surface.figure() for surface in figures):
         kinds = {trace.type for trace in figure.data}
         assert kinds <= set(TRACE_TYPES), kinds
         template = figure.layout.template

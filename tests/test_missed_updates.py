@@ -1,7 +1,7 @@
 """The ways a page could miss an update, each tried in a real Chromium: the page's charts must come to
 draw the run its share link names, as its kernel computed it (benchmarks.pages), every time.
 
-- Plotly's bundle arrives late: the page is built, and a control moved, before the charts' code has
+- Plotly.js arrives late: the page is built, and a control moved, before the charts' code has
   loaded (what a class arriving at once did to every page; tests/test_class.py tries the class).
 - A tab in the background: Chromium freezes it (no task, no animation frame); the answer to a move
   made just before, and the stability map computed meanwhile, are drawn when it is back.
@@ -82,11 +82,11 @@ def test_a_page_whose_charts_load_late_draws_the_run_moved_to_meanwhile(url, mod
         errors = []
         page.on("pageerror", lambda error: errors.append(str(error)))
 
-        async def late(route):  # Plotly's bundle, 6 s late: longer than anywidget waits for a model
+        async def late(route):  # Plotly.js, 6 s late: longer than anywidget waits for a model
             await asyncio.sleep(6)
             await route.continue_()
 
-        await page.route("**/plotly-widget-*.js", late)
+        await page.route("**/plotly-*.min.js", late)
         await page.goto(url, timeout=120_000)
         await readout(page, "lr").wait_for(timeout=60_000)
         assert await page.locator(".js-plotly-plot").count() == 0  # the move comes before any chart

@@ -1,5 +1,5 @@
-"""The kernel's side of Voila's preheated kernels (serving/preheat.py), against Voila's own function;
-what a dashboard kernel imports; and the heap it hands back (serving/heap.py)."""
+"""The kernel's side of Voila's preheated kernels (widgets/preheat.py), against Voila's own function;
+what a dashboard kernel imports; and the heap it hands back (widgets/heap.py)."""
 
 import asyncio
 import gc
@@ -16,7 +16,7 @@ import voila.utils
 import websockets
 from traitlets.utils.importstring import import_item
 
-from serving import preheat
+from widgets import preheat
 
 ROOT = Path(__file__).resolve().parent.parent
 VOILA_ENVIRONMENT = {
@@ -136,7 +136,8 @@ def test_nobody_there_warns_and_goes_on(monkeypatch):
 
 def test_a_dashboard_kernel_imports_neither_voila_nor_nbformat():
     # Voila's server side and nbformat's schema checks cost 2.4 s of CPU and about 40 MB in every
-    # kernel (widgets/__init__.py, serving/preheat.py). A notebook kernel keeps Plotly's behaviour.
+    # kernel (widgets/preheat.py). plotly.py imports nbformat only for its own FigureWidget and
+    # fig.show(), which no kernel here uses.
     heavy = ("nbformat", "jsonschema", "voila", "jupyterlab_server")
     probe = f"import sys, widgets.explorer; print(sorted(m for m in {heavy} if m in sys.modules))"
     environment = {**os.environ, "JAX_PLATFORMS": "cpu", "PYTHONPATH": str(ROOT)}
@@ -150,7 +151,7 @@ def test_a_dashboard_kernel_imports_neither_voila_nor_nbformat():
         check=True,
     ).stdout.split("\n")[-2]
     assert run({"VOILA_SERVER_URL": "/"}) == "[]"
-    assert run({}) == "['jsonschema', 'nbformat']"  # plotly imports nbformat for fig.show()
+    assert run({}) == "[]"  # a notebook kernel (JupyterLab) too
 
 
 def test_optax_runs_only_when_used():
@@ -172,8 +173,13 @@ print("optax._src.base" in sys.modules, type(sys.modules["optax"]).__name__)
 
 def test_freed_memory_goes_back_to_the_system():
     probe = """
+import importlib.util, sys
 import numpy as np
-from serving.heap import return_freed_memory
+# The module alone: the widgets package's imports (JAX, Plotly) would blur what this measures.
+spec = importlib.util.spec_from_file_location("heap", sys.argv[1])
+heap = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(heap)
+return_freed_memory = heap.return_freed_memory
 def own():
     status = open("/proc/self/status").read().splitlines()
     return next(int(line.split()[1]) // 1024 for line in status if line.startswith("RssAnon"))
@@ -188,7 +194,11 @@ print(before, own())
 """
     environment = {**os.environ, "PYTHONPATH": str(ROOT)}
     run = subprocess.run(
-        [sys.executable, "-c", probe], env=environment, capture_output=True, text=True, check=True
+        [sys.executable, "-c", probe, str(ROOT / "widgets/heap.py")],
+        env=environment,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     before, after = map(int, run.stdout.split())
     assert before - after > 100, (before, after)  # MB: about 190 freed but kept by glibc before

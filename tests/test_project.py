@@ -56,18 +56,41 @@ def test_lock_pins_every_declared_dependency_within_its_range():
         assert name in _pins(ROOT / "requirements-test.lock")
 
 
+def _imports(path: Path) -> list[str]:
+    """The top-level packages a module imports (absolute imports; this project has no other)."""
+    names = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            names.append(node.module)
+    return [name.split(".")[0] for name in names]
+
+
 def test_core_imports_only_jax_numpy_optax_and_the_standard_library():
     # Optax is JAX too: pure (init, update) functions over pytrees, the optimisers of issue 5.
     allowed = {"jax", "numpy", "optax", "core"} | set(sys.stdlib_module_names)
     for path in (ROOT / "core").glob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text())):
-            names = []
-            if isinstance(node, ast.Import):
-                names = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.level == 0:
-                names = [node.module]
-            for name in names:
-                assert name.split(".")[0] in allowed, f"{path.name} imports {name}"
+        for name in _imports(path):
+            assert name in allowed, f"{path.name} imports {name}"
+
+
+def test_layers_point_one_way():
+    # app.ipynb -> widgets -> core, and serving -> widgets: the interface never depends on how it
+    # is served, and core on neither.
+    for path in (ROOT / "widgets").glob("*.py"):
+        assert not {"serving", "benchmarks", "tests"} & set(_imports(path)), f"widgets/{path.name}"
+    for path in (ROOT / "serving").glob("*.py"):
+        assert not {"benchmarks", "tests"} & set(_imports(path)), f"serving/{path.name}"
+    notebook = json.loads((ROOT / "app.ipynb").read_text())
+    code = "\n".join("".join(cell["source"]) for cell in notebook["cells"] if cell["cell_type"] == "code")
+    imported = {
+        name
+        for node in ast.walk(ast.parse(code))
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+        for name in ([node.module] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names])
+    }
+    assert {name.split(".")[0] for name in imported} == {"widgets"}, imported
 
 
 def test_app_notebook_is_committed_without_outputs_and_keeps_code_short():

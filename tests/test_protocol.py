@@ -3,7 +3,7 @@
 `make run` serves the dashboard; benchmarks.protocol.Session opens it as a page does (GET, the kernel's
 websocket, every widget's state) and then sends what no page would: `execute_request` and other message
 types outside Voila's allow-list, and widget `update` messages that set every explorer control, the
-stability map's FigureWidget and the Copy-as-script toggle to out-of-range, wrong-type and non-finite
+stability map's chart and the Copy-as-script toggle to out-of-range, wrong-type and non-finite
 values (also as raw `NaN` / `Infinity` / 10**400 tokens in the JSON text, which a browser's
 JSON.stringify never writes but the kernel's json.loads accepts), and changes to traits other than the
 value. After each one the kernel must have answered (`status: idle` for it), and the value the kernel
@@ -405,71 +405,39 @@ def test_malformed_widget_messages_are_refused(server, loop, session, alive):
 
 def test_the_stability_map_refuses_bad_messages_and_a_click_still_picks(loop, session, alive):
     figure = session.figure("Stability map")
-    click = {
-        "event_type": "plotly_click",
-        "points": {"xs": [], "ys": [], "point_indexes": [], "trace_indexes": []},
-        "device_state": {},
-        "selector": None,
-    }
-    bad = [
-        {
-            "_js2py_pointsCallback": {
-                **click,
-                "points": {
-                    **click["points"],
-                    "xs": ["abc"],
-                    "ys": [3.0],
-                    "point_indexes": [0],
-                    "trace_indexes": [0],
-                },
-            }
-        },
-        {
-            "_js2py_pointsCallback": {
-                **click,
-                "points": {"xs": [1e308], "ys": [-1e308], "point_indexes": [0], "trace_indexes": [99]},
-            }
-        },
-        {
-            "_js2py_pointsCallback": {
-                **click,
-                "points": {"xs": [None], "ys": [None], "point_indexes": [0], "trace_indexes": [0]},
-            }
-        },
-        {"_js2py_pointsCallback": {"event_type": "plotly_click"}},
-        {"_js2py_pointsCallback": {**click, "selector": {"type": "box", "selector_state": {"nope": 1}}}},
-        {"_js2py_pointsCallback": "x"},
-        {
-            "_js2py_relayout": {
-                "relayout_data": {"xaxis.range": [0, "x"], "width": 100_000},
-                "source_view_id": "v",
-            }
-        },
-        {"_js2py_relayout": {"relayout_data": {"no_such_property": 1}, "source_view_id": "v"}},
-        {"_js2py_restyle": {"style_data": {"z": [[1, 2]]}, "style_traces": [99], "source_view_id": "v"}},
-        {
-            "_js2py_update": {
-                "style_data": {},
-                "style_traces": [0],
-                "layout_data": {"title.text": "<script>x"},
-                "source_view_id": "v",
-            }
-        },
-        {"_js2py_layoutDelta": {"layout_delta": {"a": 1}, "layout_edit_id": "x"}},
-        {"_js2py_traceDeltas": {"trace_deltas": [{"uid": "nope"}], "trace_edit_id": 0}},
-        {"_last_layout_edit_id": "abc"},
-        {"_widget_data": None},
+    custom = lambda content: {"method": "custom", "content": content}  # noqa: E731
+    # What a page could send a chart: its figure's traits (the kernel's alone), and clicks
+    # (widgets/surface.js) that hold anything.
+    states = [
+        {"data": [{"type": "heatmap", "z": "x"}], "revision": -1},
+        {"plot_layout": {"xaxis": {"range": [0, "x"]}, "width": 100_000}},
+        {"plot_layout": None, "config": "x", "revision": "abc"},
     ]
-    for state in bad:
-        _answered(_run(loop, session.update(figure, state, timeout=ANSWER_S)), str(state)[:60])
+    clicks = [
+        {"kind": "click", "points": [{"trace": 0, "x": "abc", "y": 3.0}]},
+        {"kind": "click", "points": [{"trace": 99, "x": 1e308, "y": -1e308}]},
+        {"kind": "click", "points": [{"trace": 0, "x": None, "y": None}]},
+        {"kind": "click"},
+        {"kind": "click", "points": "x"},
+        {"kind": "click", "points": [["x"], 3, None]},
+        {"kind": "nope"},
+        "x",
+    ]
+    messages = [{"method": "update", "state": state, "buffer_paths": []} for state in states]
+    messages += [custom(content) for content in clicks]
+    for message in messages:
+        answer = _run(loop, session.comm_msg(figure.model_id, message, timeout=ANSWER_S))
+        _answered(answer, str(message)[:60])
         for name in ("lr", "B"):
-            assert _valid(name, _kernel_state(loop, session, name)), state
+            assert _valid(name, _kernel_state(loop, session, name)), message
+    state = _run(loop, session.request_state(figure))
+    assert state["plot_layout"]["xaxis"]["range"] != [0, "x"] and state["revision"] >= 0
 
     # A real click, as the page sends it: the explorer goes to that cell.
     column, row = 10, 20
     x, y = float(np.log10(MAP_LRS[column])), float(np.log2(MAP_BATCH_SIZES[row]))
-    points = {"xs": [x], "ys": [y], "point_indexes": [[row, column]], "trace_indexes": [0]}
-    answer = _run(loop, session.update(figure, {"_js2py_pointsCallback": {**click, "points": points}}))
+    click = custom({"kind": "click", "points": [{"trace": 0, "x": x, "y": y}]})
+    answer = _run(loop, session.comm_msg(figure.model_id, click, timeout=30.0))
     assert _answered(answer, "a click").errors == [] and answer.figure_updates >= 1
     settings = _kernel_settings(loop, session)
     assert settings.lr == float(f"{MAP_LRS[column]:.6g}") and settings.B == int(MAP_BATCH_SIZES[row])

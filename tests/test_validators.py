@@ -76,7 +76,7 @@ explorer.stability.wait()
 figures = [explorer.figures[name] for name in CHARTS] + [explorer.stability.figure]
 table = plotly.validator_cache.ValidatorCache._json_cache
 print(type(table).__name__, len(table))
-print(hashlib.sha256("".join(pio.to_json(figure) for figure in figures).encode()).hexdigest())
+print(hashlib.sha256("".join(pio.to_json(figure.figure()) for figure in figures).encode()).hexdigest())
 """
 
 

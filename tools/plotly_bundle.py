@@ -1,19 +1,17 @@
-"""Copy Plotly's widget bundle to widgets.figures.BUNDLE_PATH and write the charts' front end,
-widgets.figures.FRONT_END, to FRONT_END_PATH next to it (under the current folder). The dashboard
-serves both once per browser instead of the bundle inside every chart's widget state.
+"""Copy Plotly.js's cartesian bundle (widgets.surface.PLOTLY_JS) to widgets.surface.PLOTLY_PATH (under
+the current folder). The dashboard serves it once per browser, and each chart loads it from there
+(widgets/surface.js) instead of carrying it in its widget state.
 
 `make run` runs this before serving; repo2docker runs it from `postBuild` (Binder, JupyterHub).
-voila.json's file_allowlist admits exactly these files.
+voila.json's file_allowlist admits exactly such files.
 """
 
 import os
 import pathlib
 import sys
 
-import plotly
-
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
-from widgets.figures import BUNDLE_PATH, FRONT_END, FRONT_END_PATH  # noqa: E402
+from widgets.surface import PLOTLY_JS, PLOTLY_PATH  # noqa: E402
 
 
 def place(target: pathlib.Path, content: bytes) -> None:
@@ -27,12 +25,9 @@ def place(target: pathlib.Path, content: bytes) -> None:
     os.replace(partial, target)
 
 
-place(
-    pathlib.Path(BUNDLE_PATH),
-    (pathlib.Path(plotly.__file__).parent / "package_data/widgetbundle.js").read_bytes(),
-)
-place(pathlib.Path(FRONT_END_PATH), FRONT_END.encode())
-# Front ends of earlier versions: no page served from now on imports them.
-for old in pathlib.Path(FRONT_END_PATH).parent.glob("scanlab-figure-*.js"):
-    if old.name != pathlib.Path(FRONT_END_PATH).name:
+target = pathlib.Path(PLOTLY_PATH)
+place(target, PLOTLY_JS.read_bytes())
+# What earlier versions served: no page served from now on loads it.
+for old in target.parent.glob("*.js"):
+    if old.name != target.name:
         old.unlink(missing_ok=True)

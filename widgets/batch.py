@@ -119,8 +119,8 @@ class Batch(anywidget.AnyWidget):
 
     def _on_front_end(self, _widget, content, _buffers) -> None:
         # Collected messages go only to a front end shown to hear this widget: anywidget refuses
-        # every message to a model whose code was not ready 2 s after the model was made
-        # (widgets/chart_loader.js), and such a batch would never reach the page.
+        # every message to a model whose code was not ready 2 s after the model was made, and such
+        # a batch would never reach the page.
         kind = content.get("kind") if isinstance(content, dict) else None
         if kind == READY:
             self.send({"kind": WELCOME})

@@ -1,7 +1,8 @@
 """The explorer: controls, the five charts, step-by-step playback, URL state and a share link.
 
 Callbacks do no maths: they read the controls through `sanitize`, ask `Model` (which asks `core`)
-for a result, and write it into the figures, one message per figure (`widgets.figures.send`).
+for a result, and write it into the charts (`widgets.surface.send`), one message for them all
+(`widgets.batch`).
 A view change (which loss is shown) or a playback step reuses the last result.
 """
 
@@ -15,28 +16,19 @@ import os
 from urllib.parse import urlsplit, urlunsplit
 
 import ipywidgets as ipw
-import plotly.graph_objects as go
 
 from core import stability, theory, training
-from serving.heap import return_freed_memory
-from serving.preheat import wait_for_request
 from widgets.batch import Batch, batched
 from widgets.code import code_view
 from widgets.controls import Choice, LogSlider, pin
 from widgets.export import CSV_HEADER, charts_html, download_link, file_stem, run_csv
-from widgets.figures import (
-    BESIDE,
-    BESIDE_PROJECTOR,
-    CHARTS,
-    LOSSES,
-    bundle_url,
-    figure_widget,
-    projector_widget,
-    shown,
-    side_by_side,
-)
+from widgets.figures import CHARTS, LOSSES, shown
+from widgets.heap import return_freed_memory
 from widgets.hood import UnderTheHood
+from widgets.layout import BESIDE, BESIDE_PROJECTOR, side_by_side
 from widgets.model import Model, Result
+from widgets.preheat import wait_for_request
+from widgets.projector import enlarge
 from widgets.script import FILENAME, training_script
 from widgets.settings import (
     CHOICES,
@@ -53,6 +45,7 @@ from widgets.settings import (
 )
 from widgets.stability import CHART as STABILITY_CHART
 from widgets.stability import StabilityPanel
+from widgets.surface import plotly_url, surface_maker
 
 REGIME_WORDS = {
     "stalled": "not moving (lr = 0 or every x is 0)",
@@ -211,13 +204,13 @@ def _page_url(environ) -> str:
 
 class Explorer:
     """The explorer's state and widgets: `controls` is the sticky control panel, `figures` the
-    FigureWidgets by chart name, `stability` the stability map panel, and `show(...)` lays charts
-    side by side ("stability" names the map). `hood` is the "under the hood" section (issue 5),
+    charts (widgets.surface.Surface) by name, `stability` the stability map panel, and `show(...)`
+    lays charts side by side ("stability" names the map). `hood` is the "under the hood" section,
     whose panels are built when first opened.
 
-    `model` shares a warmed-up `Model`; `bundle_url` is where the page serves the charts' front end,
-    which imports Plotly's widget bundle (`widgets.figures.bundle_url`); `background=False`
-    computes the map in the callback itself."""
+    `model` shares a warmed-up `Model`; `plotly_js` is where the page serves Plotly.js
+    (`widgets.surface.plotly_url`; None: each chart brings it); `background=False` computes the
+    map in the callback itself."""
 
     def __init__(
         self,
@@ -226,7 +219,7 @@ class Explorer:
         notices=(),
         base_url: str = "",
         model: Model | None = None,
-        bundle_url: str | None = None,
+        plotly_js: str | None = None,
         background: bool = True,
         presentation: Presentation = DEFAULT_PRESENTATION,
     ):
@@ -234,9 +227,11 @@ class Explorer:
         self.presentation = presentation
         # How narrow a chart may be drawn beside another (side_by_side): the projector's need more.
         self.beside = BESIDE_PROJECTOR if self._on_projector else BESIDE
-        make_figure = figure_widget(bundle_url)
-        if self._on_projector:
-            make_figure = projector_widget(make_figure)
+        make_figure = surface_maker(
+            plotly_js,
+            prepare=enlarge if self._on_projector else None,
+            config={"toImageButtonOptions": {"filename": "scanlab"}},
+        )
         self.model = model if model is not None else Model()
         self.batch = Batch()  # each callback's widget changes go to the page as one message
         self.result: Result = self.model.compute(settings)
@@ -277,7 +272,6 @@ class Explorer:
 
         self._make_figure = make_figure
         self.figures = {name: self._chart(name) for name in CHARTS}
-        self._boxes: dict[str, ipw.Box] = {}  # the box each chart is shown in (`_view`)
         self.captions = {}  # the numbers of a chart that change with a slider, above it
         for name, chart in CHARTS.items():
             if text := chart.caption(self.result, settings.loss):
@@ -319,8 +313,8 @@ class Explorer:
         model = Model()
         result = model.compute(DEFAULTS)
         for chart in CHARTS.values():  # loads Plotly's validators and template, not a widget
-            chart.build(result, DEFAULTS.loss, DEFAULTS.N, widget=go.Figure)
-        STABILITY_CHART.build(model.stability(DEFAULTS), DEFAULTS, widget=go.Figure)  # compiles the map
+            chart.build(result, DEFAULTS.loss, DEFAULTS.N)
+        STABILITY_CHART.build(model.stability(DEFAULTS), DEFAULTS)  # compiles the map
         return_freed_memory()
         wait_for_request()
         query = os.environ.get("QUERY_STRING", "")
@@ -328,13 +322,12 @@ class Explorer:
         presentation, more = presentation_from_query(query)
         url = _page_url(os.environ)
         base = urlunsplit(urlsplit(url)._replace(query="", fragment="")) if url else ""
-        bundle = bundle_url(url, os.environ.get("VOILA_BASE_URL", "/"))
         explorer = cls(
             settings,
             notices=notices + more,
             base_url=base,
             model=model,
-            bundle_url=bundle,
+            plotly_js=plotly_url(url, os.environ.get("VOILA_BASE_URL", "/")),
             presentation=presentation,
         )
         return_freed_memory()
@@ -409,26 +402,11 @@ class Explorer:
         if name == "stability":
             return self.stability.widget
         caption = [self.captions[name]] if name in self.captions else []
-        self._boxes[name] = ipw.VBox([*caption, self.figures[name]])
-        return self._boxes[name]
+        return ipw.VBox([*caption, self.figures[name]])
 
-    def _chart(self, name: str, replaceable: bool = True):
-        """The named chart's figure as the current result, view and step draw it; if `replaceable`,
-        replaced by a new one (once) if the page cannot hear it (widgets.figures.ServedFigureWidget)."""
-        figure = CHARTS[name].build(self.result, self.settings.loss, self.step, self._make_figure)
-        if replaceable and hasattr(figure, "on_deaf"):
-            figure.on_deaf(lambda old, name=name: self._replace(name, old))
-        return figure
-
-    @batched
-    def _replace(self, name: str, old) -> None:
-        if self.figures.get(name) is not old:
-            return
-        self.figures[name] = new = self._chart(name, replaceable=False)
-        if name in self._boxes:
-            box = self._boxes[name]
-            box.children = tuple(new if child is old else child for child in box.children)
-        old.close()
+    def _chart(self, name: str):
+        """The named chart as the current result, view and step draw it."""
+        return CHARTS[name].build(self.result, self.settings.loss, self.step, self._make_figure)
 
     def show(self, *names: str) -> ipw.VBox:
         """The named charts side by side, wrapping on narrow screens, with the source of the core

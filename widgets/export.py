@@ -11,9 +11,10 @@ import itertools
 import plotly.graph_objects as go
 import plotly.io as pio
 
-from widgets.figures import BESIDE
+from widgets.layout import BESIDE
 from widgets.model import LOSSES, Result
 from widgets.settings import Settings
+from widgets.surface import Surface
 
 CSV_HEADER = "loss_mode,step,w,loss,gradient"
 
@@ -52,7 +53,7 @@ _STYLE = (
 
 
 def charts_html(figures, settings: Settings, link: str = "", captions=(), wide=()) -> str:
-    """One HTML file holding every chart in `figures` (FigureWidgets or Figures), with plotly.js
+    """One HTML file holding every chart in `figures` (Surfaces or Figures), with plotly.js
     inside it: it opens offline, on a slide or a course site, and the charts stay interactive.
     `captions` (plain text, by position) go above their charts, as on the page; the charts at the
     positions in `wide` take a row each, the others stand two to a row where the window allows
@@ -63,7 +64,7 @@ def charts_html(figures, settings: Settings, link: str = "", captions=(), wide=(
     parts = []
     for i, (figure, caption) in enumerate(itertools.zip_longest(figures, captions, fillvalue="")):
         chart = pio.to_html(
-            go.Figure(figure),
+            figure.figure() if isinstance(figure, Surface) else go.Figure(figure),
             full_html=False,
             include_plotlyjs=i == 0,
             config=config,

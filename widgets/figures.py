@@ -1,31 +1,24 @@
-"""The explorer's five Plotly charts.
+"""The explorer's five Plotly charts, as specs: no transport, no page layout.
 
 Each chart is a list of trace styles (fixed), a `series` function giving the changing fields of
 every trace but the last for a result and a view (which loss is shown), and a `marker` function
-for the last trace, the current step, which playback updates alone. The same functions build
-the FigureWidget, with all data and layout in its constructor (Voila drops changes made while the
-notebook first runs, voila#1533), and updates it in place with one message (`send`): a
-Plotly.animate frame, drawn without a redraw when only points moved on fixed axes.
+for the last trace, the current step, which playback updates alone. The same functions build the
+chart with a maker (a go.Figure, or a widgets.surface.Surface) and update it in place
+(widgets.surface.send): when only points moved on fixed axes, the browser moves them without
+redrawing the chart.
 """
 
 from __future__ import annotations
 
 import functools
-import hashlib
-import json
 import math
-import threading
-from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
-import ipywidgets as ipw
 import numpy as np
-import plotly
 import plotly.graph_objects as go
 import plotly.io as pio
-from plotly.basedatatypes import Undefined
 
 from widgets.model import LOSSES, Result, kept_range
+from widgets.surface import send
 
 # Okabe-Ito: distinguishable with every common colour-vision deficiency.
 COLORS = {"sum": "#0072B2", "mean": "#E69F00", "optimum": "#009E73", "diverged": "#D55E00", "step": "#000000"}
@@ -172,9 +165,9 @@ def base_layout(
         "xaxis": {"title": {"text": x_title}},
         "yaxis": {"title": {"text": y_title}, "type": y_type},
         "template": template(),
-        # No width: each chart takes the width of its place on the page (`side_by_side`), which
-        # Plotly measures when it first draws the chart, and the served front end again whenever
-        # that place changes width (widgets/front_end.js).
+        # No width: each chart takes the width of its place on the page (widgets.layout), which
+        # Plotly measures when it first draws the chart, and the chart's front end again whenever
+        # that place changes width (widgets/surface.js).
         "height": 380,
         "margin": margin,
         "legend": {"orientation": "h", "y": -0.18},
@@ -216,10 +209,10 @@ class Chart:
     """A chart: its name, trace styles, layout, and the data of every trace.
 
     Axes have fixed ranges, computed here from the drawn values (`ranges`), so that a change of
-    data is drawn as an animation of the traces alone (see `send`)."""
+    data that the ranges still hold moves the traces alone in the browser (widgets/surface.js)."""
 
     name = ""
-    wide = False  # True: the chart takes a row of the page to itself (`side_by_side`)
+    wide = False  # True: the chart takes a row of the page to itself (widgets.layout.side_by_side)
     steps_across = True  # the x axis counts steps: whole numbers
     styles: list[dict] = []
     own_ranges = False  # True: `layout` and `layout_update` give the axis ranges themselves
@@ -241,8 +234,8 @@ class Chart:
 
     def ranges(self, data: list[dict], layout: dict, previous: dict | None = None) -> dict:
         """{"xaxis.range": [low, high], "yaxis.range": ...} around the visible traces of `data`,
-        on the axis types of `layout`; `previous` (the ranges last sent, `framed`) keeps a
-        range the values still fill (`kept_range`), and stands in where nothing can be drawn."""
+        on the axis types of `layout`; `previous` (the ranges the chart has now) keeps a range
+        the values still fill (`kept_range`), and stands in where nothing can be drawn."""
         if self.own_ranges:
             return {}
         shown = [trace for trace in data if trace.get("visible", True) is not False]
@@ -266,9 +259,8 @@ class Chart:
         """Layout paths that follow the axis ranges (`ranges`' result), None for Plotly's default: a
         step axis over a few steps is labelled at each one (Plotly's own labels there were 0.5, 1.5).
 
-        The tick mode goes with the ticks both ways: Plotly.update sets the mode that a dtick or
-        tickvals implies and keeps it when they are unset, so a step axis that went from 1 step to
-        1000 kept dtick 1 and drew 1001 labels (40 s of the browser's main thread)."""
+        The tick mode goes with the ticks both ways (None unsets both): a step axis that went from
+        1 step to 1000 with dtick 1 kept would draw 1001 labels (40 s of the browser's main thread)."""
         if not self.steps_across:
             return {}
         low, high = ranges["xaxis.range"]
@@ -278,14 +270,13 @@ class Chart:
     def caption(self, result: Result, view: str) -> str:
         """Text shown above the chart, for numbers that change with the settings; "" for none.
 
-        A title that changed made Plotly redraw the whole figure, because Plotly's widget marks
-        every relayout it receives with an attribute of its own (`_doNotReportToPy`) that Plotly
-        does not know: 13 ms against 3.4 ms for the same relayout without it (Chromium, 2 cores).
-        """
+        Not in the chart's title: a layout that changes is drawn by Plotly.react, the whole chart,
+        where moved points alone are drawn by moving them (widgets/surface.js)."""
         return ""
 
-    def build(self, result: Result, view: str, step: int, widget=go.FigureWidget) -> go.FigureWidget:
-        """The chart as a `widget` (a FigureWidget class, see `figure_widget`)."""
+    def build(self, result: Result, view: str, step: int, widget=go.Figure):
+        """The chart as `widget(data=..., layout=...)` makes it: a go.Figure, or a Surface
+        (widgets.surface.surface_maker)."""
         data = self.data(result, view, step)
         layout = self.layout(result, view)
         ranges = self.ranges(data, layout)
@@ -294,428 +285,21 @@ class Chart:
             if value is not None:
                 layout[axis][key] = value
         traces = [go.Scatter(**{**style, **fields}) for style, fields in zip(self.styles, data, strict=True)]
-        figure = widget(data=traces, layout=layout)
-        framed(figure).update({f"{axis}.range": layout[axis]["range"] for axis in RANGE_PAD})
-        return figure
+        return widget(data=traces, layout=layout)
 
-    def update(self, figure: go.FigureWidget, result: Result, view: str, step: int) -> None:
-        """Every trace, the changing layout and the axis ranges (see `send`)."""
+    def update(self, figure, result: Result, view: str, step: int) -> None:
+        """Every trace, the changing layout and the axis ranges of `figure`, a Surface
+        (widgets.surface.send)."""
         data = self.data(result, view, step)
         layout = self.layout_update(result, view)
-        ranges = self.ranges(data, self.layout(result, view), framed(figure))
+        previous = {f"{axis}.range": figure.get(f"{axis}.range") for axis in RANGE_PAD}
+        ranges = self.ranges(data, self.layout(result, view), previous)
         layout.update({**ranges, **self.ticks(ranges)})
         send(figure, data, range(len(self.styles)), layout)
 
-    def update_marker(self, figure: go.FigureWidget, result: Result, view: str, step: int) -> None:
+    def update_marker(self, figure, result: Result, view: str, step: int) -> None:
         """The step marker alone (playback), within the axes as they are."""
         send(figure, [self.marker(result, view, step)], [len(self.styles) - 1])
-
-
-ANIMATED_FIELDS = frozenset({"x", "y"})
-"""Trace fields whose change alone Plotly.animate draws without redrawing the figure: the points
-of a scatter trace."""
-
-
-ANIMATION = {"transition": {"duration": 0}, "frame": {"duration": 0, "redraw": False}, "mode": "afterall"}
-"""Plotly.animate's options: no transition, no redraw, and each message's frame after the ones
-before it (a frame holds only what changed, so none may be dropped)."""
-
-
-def framed(figure) -> dict:
-    """The layout paths this module sets on `figure` and sends with every frame, and their values:
-    the axis ranges ("xaxis.range") of a chart. Its own record, not the figure's layout, into which
-    the browser writes back every range it draws (a zoom, or a range it drew after the kernel had
-    moved on), or a visitor writes anything."""
-    return figure.__dict__.setdefault("_scanlab_framed", {})
-
-
-def send(figure: go.FigureWidget, traces: list[dict], indexes, layout: dict | None = None) -> None:
-    """Set `traces` (fields by trace, for the traces at `indexes`) and `layout` (dotted paths), and
-    send what changed to the browser, nothing when nothing did.
-
-    A frame of Plotly.animate without a redraw carries the changes when they are the points of
-    scatter traces on axes whose ranges this module sets (`framed`), or on a `bounded` figure's
-    axes (the map's). The front end (FRONT_END) moves those points and leaves the rest of the figure
-    (axes, legend, other traces, the map's heatmaps) as it is, about 1 to 5 ms per chart in
-    Chromium on a 2-core machine against 10 to 50 ms for a whole figure. Frames are drawn in the
-    order they were sent, each with every `framed` path. Other layout changes (a title) follow as
-    a Plotly.relayout.
-
-    Anything else goes as one Plotly.update, which redraws the whole figure at once: a change of
-    axis range (Plotly.animate draws the points against the old axes first, and a point 1e21
-    pixels away is an SVG error), a trace shown or hidden, a trace whose points appear or all go
-    (Plotly hides a trace without points; a frame whose moved traces were all hidden so dropped
-    the chart's every line when playback reached step N, and a frame that showed the loss chart's
-    step marker again left its lines drawn 13% too tall), a heatmap. An update is drawn at once,
-    so frames still waiting would then draw older points: a frame with the points of every trace
-    that a frame can move, and every `framed` path, follows it. Layout paths stay dotted: the
-    widget's own copy of the layout (what a new view of the figure draws) takes {"xaxis": {...}}
-    as a whole new axis.
-
-    The values come from this module (float64 arrays, lists, bools, strings), so they go straight
-    into the figure's state: `trace.update` validated every element (about 2 ms per chart at
-    N = 1000) and `plotly_update` checked every key path, together most of a callback's time.
-    """
-    with _lock(figure):  # the map's worker sends too, and a chart's "hello" resends (`resend`)
-        _send(figure, traces, indexes, layout)
-
-
-def _lock(figure) -> threading.RLock:
-    return figure.__dict__.setdefault("_scanlab_lock", threading.RLock())
-
-
-def _send(figure, traces, indexes, layout) -> None:
-    changed: dict[int, dict] = {}
-    emptied = False  # a trace's points appeared, or all went
-    for index, fields in zip(indexes, traces, strict=True):
-        state = figure._data[index]
-        for key, value in fields.items():
-            if not _same(state.get(key), value):
-                emptied |= key in ANIMATED_FIELDS and (_size(value) == 0) != (_size(state.get(key)) == 0)
-                state[key] = value
-                changed.setdefault(index, {})[key] = value
-    sent = _sent(figure)
-    for index, fields in changed.items():
-        sent["traces"].setdefault(index, set()).update(fields)
-    own = framed(figure)
-    relayout = {}
-    for path, value in (layout or {}).items():
-        if path in own:  # an axis range: compared with what was sent, set in the layout even if equal
-            figure._layout.setdefault(path.partition(".")[0], {}).update(range=value, autorange=False)
-            if not _same(own[path], value):
-                own[path] = relayout[path] = value
-        elif _set_path(figure._layout, path, value):
-            relayout[path] = value
-    sent["layout"].update(relayout)
-    rest = {path: value for path, value in relayout.items() if path not in own}
-    axes_moved = any(path in own for path in relayout)  # framed paths are axis ranges
-    if not changed and len(rest) == len(relayout):  # nothing for a frame
-        if rest:
-            _post(figure, "relayout", {"relayout_data": rest})
-        return
-    if not axes_moved and not emptied and (not changed or _animatable(figure, changed)):
-        _frame(figure, changed)
-        if rest:
-            _post(figure, "relayout", {"relayout_data": rest})
-        return
-    _update(figure, changed, relayout)
-
-
-def _update(figure, changed: dict[int, dict], relayout: dict) -> None:
-    """One Plotly.update of `changed` (index: fields) and `relayout` (dotted paths), and the frame
-    that must follow it (see `send`)."""
-    restyle: dict = {}
-    for position, fields in enumerate(changed.values()):
-        for key, value in fields.items():
-            restyle.setdefault(key, [Undefined] * len(changed))[position] = value
-    _post(figure, "update", {"style_data": restyle, "layout_data": relayout, "style_traces": list(changed)})
-    # Frames sent before it and not drawn yet would draw older points.
-    points = {i: {"x": t["x"], "y": t["y"]} for i, t in enumerate(figure._data) if "x" in t and "y" in t}
-    points = {i: fields for i, fields in points.items() if _animatable(figure, {i: fields})}
-    if points or framed(figure):
-        _frame(figure, points)
-
-
-def _sent(figure) -> dict:
-    """What `send` has changed in `figure` since it was built: {"traces": {index: {field, ...}},
-    "layout": {path, ...}}. The browser's copy of the figure starts from the figure as built."""
-    return figure.__dict__.setdefault("_scanlab_sent", {"traces": {}, "layout": set()})
-
-
-def resend(figure) -> None:
-    """Send again, as one Plotly.update, the current value of everything `send` has changed since
-    `figure` was built (nothing if it changed nothing): for a chart whose front end missed messages
-    (widgets/chart_loader.js)."""
-    with _lock(figure):
-        sent = _sent(figure)
-        if not sent["traces"] and not sent["layout"]:
-            return
-        changed = {i: {key: figure._data[i].get(key) for key in keys} for i, keys in sent["traces"].items()}
-        relayout = {
-            path: framed(figure).get(path, _get_path(figure._layout, path)) for path in sent["layout"]
-        }
-        _update(figure, changed, relayout)
-
-
-def _frame(figure, traces: dict[int, dict]) -> None:
-    """One Plotly.animate frame without a redraw: `traces` (index: fields), and every framed path."""
-    frame = {
-        "style_data": list(traces.values()),
-        "layout_data": dict(framed(figure)),
-        "style_traces": list(traces),
-    }
-    _post(figure, "animate", {**frame, "animation_opts": ANIMATION})
-
-
-def _get_path(layout: dict, path: str):
-    """layout["a"]["b"] for the dotted path "a.b", None where it is unset."""
-    node = layout
-    for part in path.split("."):
-        if not isinstance(node, dict) or part not in node:
-            return None
-        node = node[part]
-    return node
-
-
-def _set_path(layout: dict, path: str, value) -> bool:
-    """layout["a"]["b"] = value for the dotted path "a.b"; whether that changed it. (Plotly's own
-    `_set_in` takes 0.1 to 0.3 ms a path.)"""
-    if "[" in path:
-        raise ValueError(f"path must be dotted property names, without indexes, got {path!r}")
-    *parents, key = path.split(".")
-    node = layout
-    for part in parents:
-        node = node.setdefault(part, {})
-    if (key in node and _same(node[key], value)) or (value is None and key not in node):
-        return False  # (None unsets: nothing to unset)
-    node[key] = value
-    return True
-
-
-def _post(figure, kind: str, message: dict) -> None:
-    """Send `message` as Plotly's `_py2js_<kind>` (animate, update or relayout) in one comm message.
-
-    Plotly's own senders make three or four: each edit counter is a synced trait of its own, and
-    the message is set back to None after it is sent. The counters still advance (the browser
-    echoes them), and a message is never equal to the one before it, so each one is sent."""
-    with figure.hold_sync():
-        if kind != "relayout":
-            figure._last_trace_edit_id += 1
-            message["trace_edit_id"] = figure._last_trace_edit_id
-        figure._last_layout_edit_id += 1
-        message["layout_edit_id"] = figure._last_layout_edit_id
-        message["source_view_id"] = None
-        setattr(figure, f"_py2js_{kind}", message)
-
-
-def bounded(figure) -> None:
-    """Mark `figure`'s axes as bounded by what it always draws: the map's heatmaps fix its extent,
-    and its box moves inside it, so a frame may move the box whatever the axes' autorange (after a
-    double-click, Plotly sets it)."""
-    figure.__dict__["_scanlab_bounded"] = True
-
-
-def _animatable(figure, changed: dict[int, dict]) -> bool:
-    """Whether a frame without a redraw draws these changes (see `send`): the points of scatter
-    traces on axes whose ranges this module sets (`framed`), or on a `bounded` figure's axes."""
-    steady = figure.__dict__.get("_scanlab_bounded", False)
-    for index, fields in changed.items():
-        trace = figure._data[index]
-        if trace.get("type", "scatter") != "scatter" or not fields.keys() <= ANIMATED_FIELDS:
-            return False
-        for name in ("xaxis", "yaxis"):
-            if not (steady or f"{name}{trace.get(name, name[0])[1:]}.range" in framed(figure)):
-                return False
-    return True
-
-
-def _size(values) -> int:
-    return 0 if values is None else len(values)
-
-
-def _same(old, new) -> bool:
-    """Whether a trace field already holds `new` (NaN equal to NaN)."""
-    if isinstance(old, np.ndarray) or isinstance(new, np.ndarray):
-        if old is None or new is None:
-            return False
-        old, new = np.asarray(old), np.asarray(new)
-        if old.shape != new.shape or old.dtype.kind != new.dtype.kind:
-            return False
-        return bool(np.array_equal(old, new, equal_nan=old.dtype.kind == "f"))
-    return old == new
-
-
-BUNDLE_PATH = f".cache/static/plotly-widget-{plotly.__version__}.js"
-"""Where `make run` puts a copy of Plotly's widget bundle, relative to the notebook's folder; the
-dashboard serves it at <server>/voila/files/BUNDLE_PATH (voila.json allows it and FRONT_END_PATH)."""
-
-FRONT_END = (
-    (Path(__file__).parent / "front_end.js").read_text().replace("PLOTLY_BUNDLE", Path(BUNDLE_PATH).name, 1)
-)
-"""The module the served charts import (widgets/front_end.js, written by tools/plotly_bundle.py next to
-the bundle): Plotly's widget front end, less the state it sends back after each change, drawing a
-frame of moved points itself instead of through Plotly.animate, keeping the traces in their order,
-and drawing a chart again when its box changes width."""
-
-FRONT_END_PATH = f".cache/static/scanlab-figure-{hashlib.sha256(FRONT_END.encode()).hexdigest()[:12]}.js"
-"""Where FRONT_END is served from; named by its content, so no browser keeps an older version."""
-
-
-def bundle_url(request_url: str, base_url: str = "/", root: Path = Path()) -> str | None:
-    """The address of the charts' served front end (FRONT_END) for a page at `request_url`, or None
-    when the page is not served by Voila or a file is missing (then each figure carries Plotly's
-    whole bundle itself).
-
-    `base_url` is Voila's VOILA_BASE_URL, the prefix the browser sees: behind JupyterHub or Binder
-    it is /user/<name>/, while VOILA_SERVER_URL stays "/" under the server extension."""
-    parts = urlsplit(request_url)
-    served = all((root / path).is_file() for path in (BUNDLE_PATH, FRONT_END_PATH))
-    if parts.scheme not in ("http", "https") or not parts.netloc or not served:
-        return None
-    server = "/" + base_url.strip("/") + "/" if base_url.strip("/") else "/"
-    return urlunsplit((parts.scheme, parts.netloc, f"{server}voila/files/{FRONT_END_PATH}", "", ""))
-
-
-class FigureWidget(go.FigureWidget):
-    """go.FigureWidget, less the defaults that the browser sends back after each change.
-
-    After every change Plotly's front end compares each trace's and the layout's full state with
-    the figure's and sends the difference back: on a slider move 12 messages and 75 KB,
-    which the kernel merged into defaults that nothing here reads (and for array values failed
-    on: "The truth value of an array ... is ambiguous"). Changes made in the browser (zoom, legend
-    clicks) and clicks on points still arrive. Served pages import FRONT_END, which does not
-    compute them at all."""
-
-    def _handler_js2py_traceDeltas(self, change):  # replaces Plotly's observer of that trait
-        pass
-
-    def _handler_js2py_layoutDelta(self, change):  # replaces Plotly's observer of that trait
-        pass
-
-
-CHART_LOADER = (Path(__file__).parent / "chart_loader.js").read_text()
-"""The `_esm` of a served chart (widgets/chart_loader.js), with FRONT_END's address in place of
-"__FRONT_END__": it initializes at once and imports FRONT_END in the background."""
-
-
-class ServedFigureWidget(FigureWidget):
-    """A FigureWidget whose front end is CHART_LOADER, which says when the page listens.
-
-    Invariant: what each served chart draws is what its figure here holds. The browser's copy of a
-    figure starts from the figure as built and follows the messages `send` posts; a chart whose
-    front end was not yet listening when some came says "hello" once it is, and gets everything
-    changed since it was built again (`resend`), then "welcome". A chart that says it is "deaf"
-    (anywidget refused a message on its page while it waited for the welcome) is handed to
-    `on_deaf`, which replaces it with a new one, if set."""
-
-    front_end = ""  # the address CHART_LOADER imports (FRONT_END), set by `figure_widget`
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self._scanlab_heard = False  # whether the page has heard this chart's welcome
-        self._scanlab_on_deaf = None
-        self.on_msg(self._on_page)
-
-    @property
-    def heard(self) -> bool:
-        return self._scanlab_heard
-
-    def on_deaf(self, callback) -> None:
-        """Call `callback(figure)` if the page says it cannot hear this chart (widgets/chart_loader.js)."""
-        self._scanlab_on_deaf = callback
-
-    def _on_page(self, _widget, content, _buffers) -> None:
-        kind = content.get("kind") if isinstance(content, dict) else None
-        if kind == "scanlab-hello":
-            resend(self)
-            self.send({"kind": "scanlab-welcome"})
-        elif kind == "scanlab-heard":
-            self._scanlab_heard = True
-        elif kind == "scanlab-deaf" and not self._scanlab_heard and self._scanlab_on_deaf is not None:
-            self._scanlab_on_deaf(self)
-
-
-@functools.cache
-def figure_widget(url: str | None = None) -> type[go.FigureWidget]:
-    """`FigureWidget`, or with a `url`, a ServedFigureWidget whose front end imports it.
-
-    A FigureWidget is an anywidget whose `_esm` trait holds Plotly's whole 5 MB widget bundle, so a
-    page of five charts sent 25 MB over the kernel's websocket and evaluated plotly.js five times
-    (measured: 9 s from the websocket opening to the first chart). A served chart's `_esm` is
-    CHART_LOADER, which imports the address (`bundle_url`: FRONT_END, which imports the bundle);
-    the browser fetches it once, caches it, and shares the module.
-    """
-    if url is None:
-        return FigureWidget
-    loader = CHART_LOADER.replace('"__FRONT_END__"', json.dumps(url), 1)
-    return type(
-        "FigureWidget", (ServedFigureWidget,), {"_esm": loader, "front_end": url, "__module__": __name__}
-    )
-
-
-BESIDE = "440px"
-"""The narrowest a chart is drawn beside another: two side by side where the charts have about
-900 px (the dashboard at 1280 px, its controls beside them), one to a row below that."""
-
-BESIDE_PROJECTOR = "640px"
-"""The same in the projector view, whose larger titles need the width: one chart to a row at
-1024 x 768."""
-
-
-def side_by_side(views: list, *, wide=(), beside: str = BESIDE) -> ipw.HBox:
-    """`views` (charts, or boxes holding one) in a row that wraps: each at least `beside` wide next
-    to another, the row shared between them, and the views in `wide` a row each. A chart takes the
-    width of its box (its layout has none), so nothing is cut off on a narrow screen."""
-    wide = {id(view) for view in wide}
-    boxes = []
-    for view in views:
-        # A FigureWidget's `layout` is Plotly's: the box around it gets the page's layout instead.
-        box = view if isinstance(view, ipw.Box) else ipw.VBox([view])
-        box.layout.flex = "1 1 100%" if id(view) in wide else f"1 1 {beside}"
-        box.layout.min_width = "0"  # a box may shrink below the chart drawn in it; the chart follows
-        boxes.append(box)
-    return ipw.HBox(boxes, layout={"flex_flow": "row wrap"})
-
-
-UNSCALED = "unscaled"
-"""A trace's `meta` that keeps its lines and markers as they are in the projector view (the map's
-box: twice as thick, it would hide most of the 8 px cell it marks)."""
-
-PROJECTOR = {
-    "font": 18,
-    "title": 24,
-    "line": 2.0,
-    "marker": 1.5,
-    "taller": 150,
-    "lower": 62,
-    "higher": 30,
-    "left": 25,
-}
-"""`?view=projector`: text sizes in px, how much thicker lines and larger markers are drawn, and how
-many px taller a chart is, of which its bottom, top and left margins gain "lower", "higher" and
-"left" (the larger tick labels, axis titles, legend and title need them)."""
-
-
-def enlarge(figure) -> None:
-    """Make `figure` (a go.Figure or FigureWidget) readable from the back of a room: larger text
-    everywhere, thicker lines, larger markers (PROJECTOR)."""
-    layout = figure.layout
-    figure.update_layout(
-        font={"size": PROJECTOR["font"]},
-        title_font_size=PROJECTOR["title"],
-        legend_font_size=PROJECTOR["font"],
-        hoverlabel_font_size=PROJECTOR["font"],
-        height=(layout.height or 450) + PROJECTOR["taller"],
-        # The legend moves into the margin below (container y 0): its row is counted in "lower".
-        margin_b=(layout.margin.b or 80) - legend_row(layout.showlegend) + PROJECTOR["lower"],
-        margin_t=(layout.margin.t or 100) + PROJECTOR["higher"],
-        margin_l=(layout.margin.l or 80) + PROJECTOR["left"],
-        # The legend at the chart's foot, below the axis title whatever their sizes.
-        legend={"yref": "container", "y": 0, "yanchor": "bottom"},
-    )
-    for trace in figure.data:
-        if trace.type != "scatter" or trace.meta == UNSCALED:
-            continue
-        if trace.line.width is not None:
-            trace.line.width = trace.line.width * PROJECTOR["line"]
-        elif "lines" in (trace.mode or "lines"):
-            trace.line.width = 2 * PROJECTOR["line"]  # Plotly's default width is 2
-        if isinstance(trace.marker.size, (int, float)):
-            trace.marker.size = trace.marker.size * PROJECTOR["marker"]
-        if trace.marker.line.width is not None:
-            trace.marker.line.width = trace.marker.line.width * PROJECTOR["line"]
-
-
-def projector_widget(base=go.FigureWidget):
-    """A figure factory like `base` (called as base(data=..., layout=...)) whose figures are
-    enlarged in their constructor: Voila drops changes made after it while the notebook first runs."""
-
-    def make(data=None, layout=None):
-        figure = go.Figure(data=data, layout=layout)
-        enlarge(figure)
-        return base(figure)
-
-    return make
 
 
 # w per step for each loss, and w* as a dashed line: the trajectory and sum-vs-mean charts.
@@ -1033,20 +617,4 @@ CHARTS = {
     chart.name: chart for chart in (Trajectory(), LossPerStep(), Landscape(), SumVsMean(), Divergence())
 }
 
-__all__ = [
-    "BESIDE",
-    "BESIDE_PROJECTOR",
-    "BUNDLE_PATH",
-    "CHARTS",
-    "COLORS",
-    "FRONT_END",
-    "FRONT_END_PATH",
-    "Chart",
-    "base_layout",
-    "bundle_url",
-    "figure_widget",
-    "plottable",
-    "send",
-    "shown",
-    "side_by_side",
-]
+__all__ = ["CHARTS", "COLORS", "Chart", "axis_range", "base_layout", "plottable", "shown"]

@@ -35,7 +35,9 @@ from core import linear, strategies, timing
 from widgets.batch import batched, or_unbatched
 from widgets.code import code_view, source_html
 from widgets.controls import Choice, LogSlider, Menu, pin
-from widgets.figures import BESIDE, base_layout, send, side_by_side
+from widgets.figures import base_layout
+from widgets.layout import BESIDE, side_by_side
+from widgets.surface import send, surface_maker
 
 # Okabe-Ito, as the explorer's charts.
 _PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00")
@@ -94,7 +96,8 @@ class InvariantsPanel:
     """Seed 002's three strategies side by side for a = arange(len), b, with their jaxprs; what
     duplication costs as the sequence grows; one trace for many closed-over learning rates."""
 
-    def __init__(self, figure=go.FigureWidget, beside: str = BESIDE, batch=None):
+    def __init__(self, figure=None, beside: str = BESIDE, batch=None):
+        figure = figure or surface_maker()
         del beside  # its one chart has a row to itself; taken as every panel takes it (UnderTheHood)
         self.batch = or_unbatched(batch)  # a move's changes go to the page as one message
         self.length = ipw.IntSlider(value=5, min=1, max=12, description="len(a)")
@@ -249,7 +252,8 @@ class LoopsPanel:
     """Compile and run time against N of the three ways to write the loop, measured on demand in a
     subprocess with a timeout; the controls stay live while it runs, and Stop ends it."""
 
-    def __init__(self, figure=go.FigureWidget, beside: str = BESIDE, batch=None):
+    def __init__(self, figure=None, beside: str = BESIDE, batch=None):
+        figure = figure or surface_maker()
         self.root = str(Path(core.__file__).resolve().parent.parent)  # where `import core` works
         self.batch = or_unbatched(batch)  # Measure's changes go to the page as one message
         self.last_returncode: int | None = None
@@ -534,7 +538,8 @@ class OptaxPanel:
     seed: each parameter and the loss per step. One compile per optimizer, made when the panel is
     built; no slider compiles."""
 
-    def __init__(self, figure=go.FigureWidget, beside: str = BESIDE, batch=None):
+    def __init__(self, figure=None, beside: str = BESIDE, batch=None):
+        figure = figure or surface_maker()
         self.batch = or_unbatched(batch)  # a move's changes go to the page as one message
         self.optimizer = Choice(options=list(core.OPTIMIZERS), value="sgd", description="optimizer")
         self.lr = LogSlider(value=0.1, base=10, min=-4, max=0.5, step=None, description="lr")
@@ -699,7 +704,8 @@ class UnderTheHood:
     beside another (`side_by_side`: the projector view's charts need more); with `batch` (a
     widgets.batch.Batch on the page), each callback's changes go to the page as one message."""
 
-    def __init__(self, figure=go.FigureWidget, beside: str = BESIDE, batch=None):
+    def __init__(self, figure=None, beside: str = BESIDE, batch=None):
+        figure = figure or surface_maker()
         self._figure = figure
         self._beside = beside
         self._batch = batch

@@ -20,9 +20,10 @@ import numpy as np
 import plotly.graph_objects as go
 
 from widgets.batch import or_unbatched
-from widgets.figures import COLORS, UNSCALED, base_layout, bounded, send
+from widgets.figures import COLORS, base_layout, plottable
 from widgets.model import LOSSES, MAP_BATCH_SIZES, MAP_LRS, Model
 from widgets.settings import Settings
+from widgets.surface import send, surface_maker
 
 # Cells are placed at (log10 lr, log2 B) on linear axes, labelled in lr and B: a heatmap's cells on
 # Plotly's log axes would be sized in linear units.
@@ -31,18 +32,10 @@ _Y = np.log2(MAP_BATCH_SIZES.astype(np.float64))
 _ERROR_RANGE = (-6.0, 3.0)  # log10 |w_N - w*| from converged (float32 rounding) to nearly diverged
 _DOMAINS = {"sum": (0.0, 0.44), "mean": (0.56, 1.0)}
 _SUFFIX = {"sum": "", "mean": "2"}  # Plotly's axis names: x, y for the left panel, x2, y2 the right
-TRACES_PER_LOSS = 4  # outcome, diverged cells, critical boundary, the current setting's box
-BOXES = [TRACES_PER_LOSS * i + TRACES_PER_LOSS - 1 for i in range(len(LOSSES))]  # the box's traces
+TRACES_PER_LOSS = 3  # outcome, diverged cells, critical boundary
+CELLS = frozenset(TRACES_PER_LOSS * i + k for i in range(len(LOSSES)) for k in (0, 1))  # the heatmaps
+BOX = {"color": "#ff00ff", "width": 3}  # the current setting's box, a shape on each panel
 SETTLE_S = 0.08  # a recompute waits this long for a newer request (a drag) before it starts
-
-
-def _cells(z: np.ndarray) -> np.ndarray:
-    """A heatmap's z for the browser: None (a blank cell) where z is NaN. Plotly sends a 2-D array
-    as a JSON list, and NaN is not JSON: jupyter_client then packed each such message a second time,
-    as the string "nan", with a warning that this is deprecated."""
-    cells = z.astype(object)
-    cells[np.isnan(z)] = None
-    return cells
 
 
 def _cell_labels() -> list[list[str]]:
@@ -74,8 +67,8 @@ def _axes(loss: str) -> dict:
 
 
 class StabilityChart:
-    """One FigureWidget, two panels (sum, mean), TRACES_PER_LOSS traces each; the last is the current
-    setting, a box around its cell (`marker`)."""
+    """One figure, two panels (sum, mean), TRACES_PER_LOSS traces each, and the current setting's
+    box around its cell on each panel, a layout shape (`marker`)."""
 
     def layout(self, settings: Settings) -> dict:
         # Lines short enough for a phone (Plotly does not wrap titles): at 390 px each fits the 342
@@ -123,6 +116,7 @@ class StabilityChart:
         )
         for loss in LOSSES:
             layout.update(_axes(loss))
+        layout["shapes"] = self.marker(settings)
         return layout
 
     @staticmethod
@@ -161,16 +155,6 @@ class StabilityChart:
                     "hovertemplate": "critical lr %{customdata:.4g}<extra>" + loss + "</extra>",
                     **axes,
                 },
-                {
-                    "type": "scatter",
-                    "mode": "lines",
-                    "line": {"color": "#ff00ff", "width": 3},
-                    "name": "current setting",
-                    "showlegend": False,
-                    "hoverinfo": "skip",  # hovers and clicks reach the cell under it
-                    "meta": UNSCALED,
-                    **axes,
-                },
             ]
         return styles
 
@@ -185,46 +169,56 @@ class StabilityChart:
             with np.errstate(divide="ignore"):
                 boundary_x = np.where(shown, np.log10(np.where(shown, critical, 1.0)), np.nan)
             fields[loss] = [
-                {"z": _cells(np.clip(stability.log10_error[loss], *_ERROR_RANGE))},
-                {"z": _cells(np.where(diverged, 1.0, np.nan))},
+                {"z": plottable(np.clip(stability.log10_error[loss], *_ERROR_RANGE))},
+                {"z": plottable(np.where(diverged, 1.0, np.nan))},
                 {"x": boundary_x, "y": _Y, "customdata": critical},
             ]
         return fields
 
     @staticmethod
-    def marker(settings: Settings) -> dict:
-        """The current setting's box around its cell, the same on both panels: the points of a closed
-        line (a scatter trace, so that a move of lr or B is a frame of two traces' points that leaves
-        the heatmaps as they are; a full redraw of the map took about 50 ms of the browser's time
-        per move on a 2-core CPU). It starts and ends halfway along the bottom edge, where the
-        line's two ends meet without a gap at a corner."""
+    def marker(settings: Settings) -> list[dict]:
+        """The current setting's box around its cell, the same on both panels: layout shapes, so
+        that a move of lr or B changes the layout alone, which the browser draws without computing
+        the heatmaps again. Not enlarged in the projector view: twice as thick, it would hide most
+        of the 8 px cell it marks."""
         x, y = float(np.log10(settings.lr)), float(np.log2(settings.B))
         half_x, half_y = (_X[1] - _X[0]) / 2, 0.25
-        left, right, bottom, top = x - half_x, x + half_x, y - half_y, y + half_y
-        return {"x": [x, right, right, left, left, x], "y": [bottom, bottom, top, top, bottom, bottom]}
+        return [
+            {
+                "type": "rect",
+                "xref": f"x{_SUFFIX[loss]}",
+                "yref": f"y{_SUFFIX[loss]}",
+                "x0": x - half_x,
+                "x1": x + half_x,
+                "y0": y - half_y,
+                "y1": y + half_y,
+                "line": BOX,
+                "layer": "above",
+            }
+            for loss in LOSSES
+        ]
 
-    def data(self, stability, settings: Settings) -> list[dict]:
-        series, box = self.series(stability), self.marker(settings)
-        return [fields for loss in LOSSES for fields in [*series[loss], box]]
+    def data(self, stability) -> list[dict]:
+        series = self.series(stability)
+        return [fields for loss in LOSSES for fields in series[loss]]
 
-    def build(self, stability, settings: Settings, widget=go.FigureWidget) -> go.FigureWidget:
+    def build(self, stability, settings: Settings, widget=go.Figure):
+        """The map as `widget(data=..., layout=...)` makes it (widgets.figures.Chart.build)."""
         traces = []
-        for style, fields in zip(self.styles(), self.data(stability, settings), strict=True):
+        for style, fields in zip(self.styles(), self.data(stability), strict=True):
             kind = style.pop("type")
             traces.append((go.Heatmap if kind == "heatmap" else go.Scatter)(**style, **fields))
-        figure = widget(data=traces, layout=self.layout(settings))
-        bounded(figure)
-        return figure
+        return widget(data=traces, layout=self.layout(settings))
 
-    def update(self, figure: go.FigureWidget, stability, settings: Settings) -> None:
-        send(figure, self.data(stability, settings), range(len(figure.data)), self.layout_update(settings))
+    def update(self, figure, stability, settings: Settings) -> None:
+        data = self.data(stability)
+        send(figure, data, range(len(data)), self.layout_update(settings))
 
-    def update_marker(self, figure: go.FigureWidget, settings: Settings) -> None:
-        box = self.marker(settings)
-        send(figure, [box] * len(LOSSES), BOXES)
+    def update_marker(self, figure, settings: Settings) -> None:
+        send(figure, [], [], {"shapes": self.marker(settings)})
 
     def layout_update(self, settings: Settings) -> dict:
-        return {"title.text": self.layout(settings)["title"]["text"]}
+        return {"title.text": self.layout(settings)["title"]["text"], "shapes": self.marker(settings)}
 
 
 CHART = StabilityChart()
@@ -237,9 +231,7 @@ class StabilityPanel:
     (lr, B) of a clicked cell.
     """
 
-    def __init__(
-        self, model: Model, settings: Settings, pick, widget=go.FigureWidget, background=True, batch=None
-    ):
+    def __init__(self, model: Model, settings: Settings, pick, widget=None, background=True, batch=None):
         self.model = model
         self._pick = pick
         self._batch = or_unbatched(batch)  # the caller's widgets.batch.Batch: its changes go as one
@@ -248,30 +240,17 @@ class StabilityPanel:
         self._settings = settings
         self._executor = concurrent.futures.ThreadPoolExecutor(1, "stability-map") if background else None
         self._future: concurrent.futures.Future | None = None
-        self._widget_class = widget
+        self._widget_class = widget or surface_maker()  # makes the map's figure
         self._drawn = model.stability(settings)  # the map the figure shows
         self.figure = self._build()
         self.status = ipw.HTML(self._ready_text(settings))
         self.widget = ipw.VBox([self.status, self.figure])
 
-    def _build(self, replaceable: bool = True):
-        """The map's figure as last drawn, its cells clickable; if `replaceable`, replaced by a new
-        one (once) if the page cannot hear it (widgets.figures.ServedFigureWidget)."""
+    def _build(self):
+        """The map's figure as last drawn, its cells clickable."""
         figure = CHART.build(self._drawn, self._settings, self._widget_class)
-        for i in range(len(LOSSES)):
-            for trace in figure.data[TRACES_PER_LOSS * i : TRACES_PER_LOSS * i + 2]:
-                trace.on_click(self._clicked)
-        if replaceable and hasattr(figure, "on_deaf"):
-            figure.on_deaf(self._replace)
+        figure.on_click(self._clicked)
         return figure
-
-    def _replace(self, old) -> None:
-        with self._lock, self._batch:  # the worker may be drawing this figure
-            if old is not self.figure:
-                return
-            self.figure = self._build(replaceable=False)
-            self.widget.children = (self.status, self.figure)
-        old.close()
 
     @staticmethod
     def _ready_text(settings: Settings) -> str:
@@ -332,12 +311,21 @@ class StabilityPanel:
         if self._future is not None:
             self._future.result(timeout)
 
-    def _clicked(self, trace, points, selector) -> None:
-        if not points.xs or not points.ys:
+    def _clicked(self, points: list[dict]) -> None:
+        """A click on the page (widgets.surface.Surface.on_click): the first point on a cell."""
+        for point in points:
+            if point.get("trace") not in CELLS:
+                continue  # the boundary's line
+            try:
+                x, y = float(point["x"]), float(point["y"])
+            except (KeyError, TypeError, ValueError):
+                continue  # a visitor can send anything
+            if not (np.isfinite(x) and np.isfinite(y)):
+                continue
+            column = int(np.argmin(np.abs(_X - x)))
+            row = int(np.argmin(np.abs(_Y - y)))
+            self._pick(float(MAP_LRS[column]), int(MAP_BATCH_SIZES[row]))
             return
-        column = int(np.argmin(np.abs(_X - float(points.xs[0]))))
-        row = int(np.argmin(np.abs(_Y - float(points.ys[0]))))
-        self._pick(float(MAP_LRS[column]), int(MAP_BATCH_SIZES[row]))
 
 
 __all__ = ["CHART", "StabilityChart", "StabilityPanel"]

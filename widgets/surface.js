@@ -1,0 +1,226 @@
+// One chart: the figure the kernel holds (widgets/surface.py: Surface's `data` and `plot_layout`),
+// drawn with Plotly.js's documented functions only (react, animate, Plots.resize, purge).
+//
+// The widget's state is the whole figure, so a view drawn late, or after messages it did not see,
+// draws what the kernel last computed: there is no stream of edits to miss. Each change is drawn
+// once the message that brought it is handled, the newest state only: changes that come while a
+// drawing is under way are drawn together after it. When only the points of scatter traces moved
+// and nothing else changed (a slider move on fixed axes), the chart is drawn by Plotly.animate
+// without a redraw, which moves those traces alone; anything else goes to Plotly.react.
+// Arrays arrive as binary buffers in Plotly's typed-array form ({dtype, bdata, shape}).
+const PLOTLY = "__PLOTLY__"; // Plotly.js's address on this server, "" where this module holds it
+
+function plotly() {
+  if (window.Plotly) return Promise.resolve(window.Plotly);
+  if (!PLOTLY) return Promise.reject(new Error("ScanLab: no Plotly.js on this page"));
+  if (!window.scanlabPlotly) {
+    window.scanlabPlotly = new Promise((resolve, reject) => {
+      const script = document.createElement("script");
+      script.src = PLOTLY;
+      script.onload = () => (window.Plotly ? resolve(window.Plotly) : reject(new Error("no Plotly")));
+      script.onerror = () => {
+        window.scanlabPlotly = null; // the next chart tries again
+        reject(new Error(`ScanLab: Plotly.js did not load from ${PLOTLY}`));
+      };
+      document.head.append(script);
+    });
+  }
+  return window.scanlabPlotly;
+}
+
+// Loading starts when this module first runs, as the page creates the charts' models, before any
+// chart is shown; a load that failed is tried again by the next chart shown.
+let loading = plotly();
+loading.catch(() => {});
+
+const TYPES = {
+  f8: Float64Array, f4: Float32Array, i4: Int32Array, u4: Uint32Array,
+  i2: Int16Array, u2: Uint16Array, i1: Int8Array, u1: Uint8Array,
+};
+
+// A typed array (or rows of them) for Plotly's typed-array form whose bdata is a DataView.
+function decodeArray(spec) {
+  const Type = TYPES[spec.dtype];
+  const view = spec.bdata;
+  if (!Type || !(view instanceof DataView)) return spec; // base64 text: Plotly decodes it itself
+  // A copy: a buffer's offset in its message need not be a multiple of the element's size.
+  const values = new Type(view.buffer.slice(view.byteOffset, view.byteOffset + view.byteLength));
+  const shape = String(spec.shape || values.length).split(",").map(Number);
+  if (shape.length !== 2) return values;
+  const [rows, columns] = shape;
+  return Array.from({ length: rows }, (_, i) => values.subarray(i * columns, (i + 1) * columns));
+}
+
+const isSpec = (value) => value && typeof value === "object" && "dtype" in value && "bdata" in value;
+
+// The figure's state with its arrays decoded, as new objects (the model's stay as they are).
+function decode(value) {
+  if (Array.isArray(value)) return value.map(decode);
+  if (!value || typeof value !== "object" || ArrayBuffer.isView(value)) return value;
+  if (isSpec(value)) return decodeArray(value);
+  const out = {};
+  for (const [key, inner] of Object.entries(value)) out[key] = decode(inner);
+  return out;
+}
+
+const length = (values) => (values && typeof values.length === "number" ? values.length : 0);
+
+// Whether two of the model's values are equal, binary buffers by their bytes.
+function same(a, b) {
+  if (a === b) return true;
+  if (a instanceof DataView && b instanceof DataView) {
+    if (a.byteLength !== b.byteLength) return false;
+    const x = new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+    const y = new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
+    for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false;
+    return true;
+  }
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => same(x, b[i]));
+  if (!a || !b || typeof a !== "object" || typeof b !== "object" || Array.isArray(a) !== Array.isArray(b)) return false;
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((key) => key in b && same(a[key], b[key]));
+}
+
+// The traces whose points alone moved, or null when anything else changed (a style, a trace shown
+// or hidden, points that appear or all go, a trace that is not a scatter): `before` and `after` are
+// the model's data, `old` and `now` the same decoded. Plotly.animate without a redraw draws the
+// first, Plotly.react the rest.
+function movedPoints(before, after, old, now) {
+  if (!before || before.length !== after.length) return null;
+  if (now.some((trace) => (trace.type || "scatter") !== "scatter")) return null;
+  const points = (trace) => Math.min(length(trace.x), length(trace.y));
+  const moved = [];
+  for (let i = 0; i < after.length; i++) {
+    const { x: x0, y: y0, ...style0 } = before[i];
+    const { x: x1, y: y1, ...style1 } = after[i];
+    if (!same(style0, style1)) return null;
+    if (same(x0, x1) && same(y0, y1)) continue;
+    if (!points(old[i]) || !points(now[i])) return null; // Plotly hides a trace without points
+    moved.push(i);
+  }
+  return moved;
+}
+
+// The layout's top-level entries that changed from `before` to `after` (the model's), decoded, null
+// for one that went: what Plotly.relayout draws when the data stay as they are (the map's box, a
+// layout shape, without computing its heatmaps again).
+function changes(before, after) {
+  const out = {};
+  for (const key of new Set([...Object.keys(before), ...Object.keys(after)])) {
+    if (!same(before[key], after[key])) out[key] = key in after ? decode(after[key]) : null;
+  }
+  return out;
+}
+
+const FRAME = { transition: { duration: 0 }, frame: { duration: 0, redraw: false }, mode: "immediate" };
+
+export default {
+  async render({ model, el }) {
+    const chart = document.createElement("div");
+    chart.className = "scanlab-chart";
+    el.append(chart);
+    // What the chart shows: the model's data and layout (`source`) and the same decoded.
+    let drawn = null;
+    let drawing = false, again = false, gone = false;
+    let width = null; // the box's width when Plotly last measured it
+    const Plotly = await loading.catch(() => (loading = plotly())).catch((error) => {
+      chart.textContent = "This chart could not load Plotly.js; reload the page to try again.";
+      throw error;
+    });
+
+    async function paint() {
+      const source = { data: model.get("data"), layout: model.get("plot_layout") };
+      const revision = model.get("revision");
+      // Arrays Plotly already has are handed to it again: Plotly.react computes a trace again
+      // when its arrays are other arrays, and a change of layout alone (the map's box) is then
+      // drawn without computing any trace.
+      const data = drawn && source.data === drawn.source.data ? drawn.data : decode(source.data);
+      const steady = drawn && same(drawn.source.layout, source.layout);
+      const moved = steady ? movedPoints(drawn.source.data, source.data, drawn.data, data) : null;
+      const layout = steady ? drawn.layout : decode(source.layout);
+      const relayout =
+        drawn && data === drawn.data && !steady ? changes(drawn.source.layout, source.layout) : null;
+      if (moved && moved.length) {
+        // Every trace, in order: Plotly.animate draws the traces of a frame above the others, and a
+        // frame of the moved ones alone left the dashed w* under the run's line.
+        const traces = data.map((_, i) => i);
+        const frame = { data: data.map((trace) => ({ x: trace.x, y: trace.y })), traces };
+        await Plotly.animate(chart, frame, FRAME);
+      } else if (relayout) {
+        await Plotly.relayout(chart, relayout);
+      } else if (!moved) {
+        width = chart.clientWidth; // what Plotly measures (none: it draws 700 px wide)
+        await Plotly.react(chart, data, layout, model.get("config"));
+      }
+      drawn = { source, data, layout };
+      // What a test or a benchmark reads: the kernel's change drawn, and none waiting.
+      chart.dataset.revision = String(revision);
+      if (chart.dataset.pending === String(revision)) delete chart.dataset.pending;
+    }
+
+    // The newest state, once; a change that comes during a drawing is drawn after it. A drawing
+    // that fails is tried once more, from scratch, a second later.
+    let failed = 0;
+    async function draw() {
+      if (drawing) return void (again = true);
+      drawing = true;
+      try {
+        do {
+          again = false;
+          if (!gone) await paint();
+        } while (again);
+        failed = 0;
+      } catch (error) {
+        console.error("ScanLab: a chart was not drawn:", error);
+        drawn = null; // drawn again from scratch
+        if (failed++ === 0) setTimeout(changed, 1000);
+      } finally {
+        drawing = false;
+      }
+    }
+    let queued = false;
+    const changed = () => {
+      chart.dataset.pending = String(model.get("revision")); // a change not drawn yet
+      if (queued) return;
+      queued = true; // the data and layout of one message: one drawing
+      queueMicrotask(() => {
+        queued = false;
+        draw();
+      });
+    };
+    const traits = ["change:data", "change:plot_layout"];
+    for (const name of traits) model.on(name, changed);
+    await draw();
+
+    chart.on("plotly_click", (event) => {
+      const points = (event && event.points) || [];
+      model.send({ kind: "click", points: points.map((p) => ({ trace: p.curveNumber, x: p.x, y: p.y })) });
+    });
+
+    // The layout has no width: the chart takes its box's, measured when it is drawn, and again
+    // when the box changes width (a narrower window, a panel opened), 100 ms after the resizing
+    // stops; at once for a chart drawn in a box of no width (closed, or not yet on the page), before
+    // the page is painted. A box of no width is not drawn for.
+    let timer = null;
+    const resize = () => {
+      if (gone || !chart.clientWidth || chart.clientWidth === width) return;
+      width = chart.clientWidth;
+      Plotly.Plots.resize(chart).catch(() => {});
+    };
+    const observer = new ResizeObserver(() => {
+      clearTimeout(timer);
+      if (!chart.clientWidth || chart.clientWidth === width) return; // a change of height is the chart's own
+      if (!width) resize();
+      else timer = setTimeout(resize, 100);
+    });
+    observer.observe(chart);
+
+    return () => {
+      gone = true;
+      observer.disconnect();
+      clearTimeout(timer);
+      for (const name of traits) model.off(name, changed);
+      Plotly.purge(chart);
+    };
+  },
+};
