@@ -110,6 +110,19 @@ def test_readme_opens_with_the_two_commands():
     assert 0 <= run < test < 1500, "README must open with `make run`, then `make test`"
 
 
+def test_readme_is_for_a_user_and_docs_hold_the_rest():
+    # A user's page: what it is, the two commands, using it; the design, the figures and the class
+    # are in docs/, each linked from it. Words a learner has never seen (our source documents'
+    # names) stay out.
+    readme = (ROOT / "README.md").read_text()
+    assert len(readme.splitlines()) <= 150
+    assert "seed 00" not in readme.lower()
+    for doc in ("design", "performance", "classroom"):
+        assert f"(docs/{doc}.md)" in readme and (ROOT / "docs" / f"{doc}.md").is_file(), doc
+    for image in ("screenshot.png", "screenshot-projector.png", "screenshot-phone.png"):
+        assert f"(docs/{image})" in readme and (ROOT / "docs" / image).is_file(), image
+
+
 def test_ruff_is_clean():
     result = subprocess.run(
         [sys.executable, "-m", "ruff", "check", str(ROOT)], capture_output=True, text=True
