@@ -1,4 +1,4 @@
-"""ScanLab's engine: seed 000's training loop with `jax.lax.scan`, its history, data and theory.
+"""ScanLab's engine: the lesson's training loop with `jax.lax.scan`, its history, data and theory.
 
 Pure JAX and NumPy; no UI imports and no module-level state.
 """

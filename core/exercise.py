@@ -1,14 +1,14 @@
-"""Seed 000's checker: run a learner's `scan_training_step` on diagnostic cases and name the mistake.
+"""The exercise's checker: run a learner's `scan_training_step` on diagnostic cases and name the mistake.
 
 `check_training_step(fn)` calls `fn(w, lr, x_batches, y_batches)` on cases designed so that each
-mistake the seed warns about gives its own number, and returns a `Report`. A mistake is diagnosed
+mistake the exercise warns about gives its own number, and returns a `Report`. A mistake is diagnosed
 by evidence, never guessed: the learner's final weight is matched against float64 NumPy models of
 the right update and of every mistake on the same case, the jaxpr is inspected for a loop, and
 `jax.jit` is tried with `lr` traced and with `lr` fixed.
 
 The four checks (`CHECKS`), in the order they run, each give one `Finding`:
 
-- "numbers": three cases: seed 000's example (w = 0, lr = 0.1, x = y = ones((2, 2))), three distinct
+- "numbers": three cases: the worked example (w = 0, lr = 0.1, x = y = ones((2, 2))), three distinct
   batches of three examples, and one batch (N = 1). On each, the final weight is compared with the
   model of the right update and of each mistake: gradients summed at the initial weight, the first
   row at every step, every other order of the rows, one row skipped or repeated, the gradient
@@ -116,7 +116,7 @@ class Finding(NamedTuple):
     passed: True when the check found nothing wrong.
     message: what was run and what came back, in the learner's words, with the expected and actual
         numbers (printed with 6 significant digits).
-    hint: the rule of seed 000 that the mistake breaks (for a check that could not be judged, the
+    hint: the rule of the exercise that the mistake breaks (for a check that could not be judged, the
         rule it will check); "" when the check passed.
     expected, actual: the numbers the message compares (a float, an int, a list of them, or a
         short text such as a dtype or an error), or None.
@@ -146,71 +146,71 @@ class Report(NamedTuple):
 
 _HINTS = {
     "accumulated_gradients": (
-        'Seed 000: "These are sequential updates, not gradient accumulation at a fixed weight. In the '
+        'The exercise: "These are sequential updates, not gradient accumulation at a fixed weight. In the '
         "example, adding both gradients evaluated at w=0 would give w=0.8 instead of 0.64. The second "
         "gradient must use w=0.4.\" Make the weight the scan's carry: the body takes the gradient at "
         "the carry it receives and returns the updated weight as the next carry."
     ),
     "reused_first_row": (
-        'Seed 000: "Use each paired row (x_batches[i], y_batches[i]) exactly once, in order." Pass '
+        'The exercise: "Use each paired row (x_batches[i], y_batches[i]) exactly once, in order." Pass '
         "(x_batches, y_batches) as the scan's xs: the body receives (x_batches[i], y_batches[i]) at "
         "step i."
     ),
     "wrong_order": (
-        'Seed 000: "The batch arrays are read in order along their first axis" and "With different '
+        'The exercise: "The batch arrays are read in order along their first axis" and "With different '
         'batches, changing their order can change the final weight." Scan forward over the rows as '
         "they are: no reverse=True, no reversed or shuffled rows."
     ),
     "off_by_one": (
-        'Seed 000: "take one gradient-descent step per batch" and "Return only the scalar final weight '
+        'The exercise: "take one gradient-descent step per batch" and "Return only the scalar final weight '
         'after all N updates." N rows, N steps: scan over the whole arrays, with no extra step before '
         "or after and no row left out."
     ),
     "returns_history": (
-        'Seed 000: "Return only the scalar final weight after all N updates." Return None as the '
+        'The exercise: "Return only the scalar final weight after all N updates." Return None as the '
         "body's per-step output and unpack the scan: final_w, _ = lax.scan(step, w, (x_batches, "
         "y_batches)); return final_w."
     ),
     "mean_not_sum": (
-        "Seed 000: \"The loss is a sum over each batch. Replacing it with a mean divides that batch's "
+        "The exercise: \"The loss is a sum over each batch. Replacing it with a mean divides that batch's "
         'gradient by its size." Use sum((w*x - y)**2), whose gradient is 2 * sum((w*x - y) * x).'
     ),
     "missing_factor_two": (
-        "Seed 000: gradient = 2 * sum((w*x - y) * x), the derivative of sum((w*x - y)**2); or let "
+        "The exercise: gradient = 2 * sum((w*x - y) * x), the derivative of sum((w*x - y)**2); or let "
         "jax.grad differentiate the loss."
     ),
     "wrong_sign": (
-        "Seed 000: new_w = w - lr * gradient. Gradient descent steps against the gradient; adding it "
+        "The exercise: new_w = w - lr * gradient. Gradient descent steps against the gradient; adding it "
         "climbs the loss."
     ),
     "dtype_changed": (
-        'Seed 000: "The carry must keep the same structure, shape and dtype across steps" and "use '
+        'The exercise: "The carry must keep the same structure, shape and dtype across steps" and "use '
         "matching dtypes so each update preserves the scalar carry's dtype.\" Start the carry from w "
         "as given (no float(), .item() or dtype=float) and return the jax array the scan gives."
     ),
     "static_lr": (
-        'Seed 000: "It need not be a static argument when you JIT the enclosing function" and '
+        'The exercise: "It need not be a static argument when you JIT the enclosing function" and '
         '"closing over it in the scan body does not make it a static JIT argument." Use lr as an '
         "array: no static_argnums for it, no float(lr), no Python if on its value."
     ),
     "not_scan": (
-        'Seed 000: "Implement scan_training_step(w, lr, x_batches, y_batches) with lax.scan", which '
+        'The exercise: "Implement scan_training_step(w, lr, x_batches, y_batches) with lax.scan", which '
         '"lowers the loop to a compiled loop operation, avoiding the large unrolled computation a Python '
         'for loop can create inside jit."'
     ),
     "host_sync": (
-        "Seed 000: lax.scan traces the body once and compiles the loop, so inside it (and under jit) "
+        "The exercise: lax.scan traces the body once and compiles the loop, so inside it (and under jit) "
         "the weight is a traced value with no number yet. float(), .item(), int(), np.asarray and a "
         "Python if or break on it need one: keep the step in jax.numpy operations, and use "
         "jax.debug.print to look at values."
     ),
     "error": (
-        "Seed 000's signature: scan_training_step(w, lr, x_batches, y_batches), where x_batches and "
+        "The exercise's signature: scan_training_step(w, lr, x_batches, y_batches), where x_batches and "
         "y_batches have shape (N, B). Inside the body, unpack the batch with x, y = batch, and return "
         "the 2-tuple (new_w, None)."
     ),
     WRONG_RESULT: (
-        "Seed 000: starting from w, one step per row (x_batches[i], y_batches[i]) in order, each "
+        "The exercise: starting from w, one step per row (x_batches[i], y_batches[i]) in order, each "
         "from the weight the previous step produced: gradient = 2 * sum((w*x - y) * x); new_w = "
         "w - lr * gradient. Return the final weight."
     ),
@@ -242,7 +242,7 @@ def _rows(array) -> str:
     return "[" + ", ".join("[" + ", ".join(f"{v:g}" for v in row) + "]" for row in array) + "]"
 
 
-_SEED = _Case("seed 000's example", 0.0, 0.1, np.ones((2, 2)), np.ones((2, 2)))
+_SEED = _Case("the worked example", 0.0, 0.1, np.ones((2, 2)), np.ones((2, 2)))
 _ROWS = _Case(
     "three distinct batches",
     1.0,
@@ -577,7 +577,7 @@ _EXPLANATIONS = {
 
 def _numbers_finding(pattern: str, per_case: list, values: list, expected: list) -> Finding:
     wrong = [i for i, found in enumerate(per_case) if "correct" not in found]
-    # Say it on the case that shows it best: the seed's own 0.8 for accumulated gradients and for
+    # Say it on the case that shows it best: the worked example's own 0.8 for accumulated gradients and for
     # slips, otherwise the distinct batches (where every model differs), else the first wrong case.
     preferred = (0, 1, 2) if pattern in ("accumulated_gradients", WRONG_RESULT, *_SLIPS) else (1, 0, 2)
     index = next(i for i in preferred if i in wrong and (pattern == WRONG_RESULT or pattern in per_case[i]))
@@ -900,7 +900,7 @@ def _run_check(name: str, fn, state: dict, timeout: float) -> Finding:
 
 
 def check_training_step(fn: Callable, *, timeout: float = DEFAULT_TIMEOUT) -> Report:
-    """Check a learner's seed 000 `scan_training_step` and name its mistakes by evidence.
+    """Check a learner's `scan_training_step` (the exercise) and name its mistakes by evidence.
 
     Args:
       fn: the learner's function, called as fn(w, lr, x_batches, y_batches) with w a float32 0-d

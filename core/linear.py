@@ -1,4 +1,4 @@
-"""Seed 004's pattern: a linear model whose parameters are a pytree, trained by an Optax optimizer.
+"""The pure train-step pattern: a linear model whose parameters are a pytree, trained by an Optax optimizer.
 
 The parameters are a dict {"w": (d,), "b": ()}. One training step is a pure function,
 `train_step(params, opt_state, x, y, weights, opt) -> (params, opt_state, loss)`: the gradient of
@@ -72,12 +72,13 @@ class LinearFit(NamedTuple):
 
 
 TRUE_PARAMS = {"w": (2.0, -1.0, 0.5), "b": 3.0}
-"""The parameters behind `linear_data`: seed 004's y = x @ [2, -1, 0.5] + 3."""
+"""The parameters behind `linear_data`: the pure train-step example's y = x @ [2, -1, 0.5] + 3."""
 
 
 def linear_data(seed: int = 0, n: int = 256):
-    """Seed 004's data: x of shape (n, 3) from a standard normal, y = x @ [2, -1, 0.5] + 3, as
-    float32 NumPy arrays; the same seed gives the same data (jax.random.key(seed))."""
+    """The pure train-step example's data: x of shape (n, 3) from a standard normal,
+    y = x @ [2, -1, 0.5] + 3, as float32 NumPy arrays; the same seed gives the same data
+    (jax.random.key(seed))."""
     seed = _check_int("seed", seed, 0, 2**32 - 1)
     n = _check_int("n", n, 1, 10**6)
     x = jax.random.normal(jax.random.key(seed), (n, len(TRUE_PARAMS["w"])), jnp.float32)
@@ -112,7 +113,7 @@ def _with_standard_promotion(opt: optax.GradientTransformation) -> optax.Gradien
 
 
 def init_params(key, d: int, dtype=jnp.float32) -> dict:
-    """Seed 004's initial parameters: w ~ normal(key, (d,)) * 0.1, b = 0."""
+    """The pure train-step example's initial parameters: w ~ normal(key, (d,)) * 0.1, b = 0."""
     return {"w": jax.random.normal(key, (d,), dtype) * 0.1, "b": jnp.zeros((), dtype)}
 
 
@@ -211,7 +212,7 @@ def _check_int(name: str, value, low: int, high: int | None = None) -> int:
 def train_linear(x, y, *, optimizer="sgd", lr=0.1, steps=200, batch_size=None, seed=0, max_steps=None):
     """Fit y ~ x @ w + b by minibatch training with an Optax optimizer, stepped by `lax.scan`.
 
-    Seed 004's example: with x of shape (256, 3) from a normal and y = x @ [2, -1, 0.5] + 3, 200
+    The pure train-step example: with x of shape (256, 3) from a normal and y = x @ [2, -1, 0.5] + 3, 200
     steps of sgd at lr 0.1 give w ~ [2, -1, 0.5], b ~ 3 and a loss below 1e-4.
 
     Step k runs `train_step` on microbatch k mod n_batches, where n_batches = n // batch_size and

@@ -1,4 +1,4 @@
-"""The lr x B stability map: seed 000's run for every cell of a grid of learning rates and batch sizes.
+"""The lr x B stability map: the lesson's run for every cell of a grid of learning rates and batch sizes.
 
 Each cell (lr, B) is the N-step run of `training_history` on the first B columns of each batch,
 x[:n, :B] and y[:n, :B], from one w0, for the sum loss and for the mean loss. The whole grid is one
@@ -63,7 +63,7 @@ def _wide(dtype):
 
 def _batch_loss(w, sxx, sxy, scale):
     """One batch's loss through its sums, (w**2*Sxx - 2*w*Sxy) / scale, dropping the constant
-    sum(y**2)/scale: the seed's sum((w*x - y)**2) for scale 1, the mean loss for scale B."""
+    sum(y**2)/scale: the lesson's sum((w*x - y)**2) for scale 1, the mean loss for scale B."""
     return (w * w * sxx - 2 * w * sxy) / scale
 
 
@@ -71,7 +71,7 @@ _batch_grad = jax.grad(_batch_loss)
 
 
 def _run(w0, lr, scale, sxx, sxy, n, reference, limit):
-    """One cell: the scan of seed 000's training step over the rows' sums (sxx, sxy: (rows,)).
+    """One cell: the scan of the lesson's training step over the rows' sums (sxx, sxy: (rows,)).
 
     Rows past n leave the carry unchanged. The carry is (w, ever diverged); w keeps the data's dtype
     and each step is computed in `_wide` of it.
@@ -183,7 +183,7 @@ def _check_n(n, limit: int) -> int:
 
 
 def stability_map(batches, lrs, batch_sizes, *, w0, n=None) -> StabilityMap:
-    """Run seed 000's training loop for every (lr, B) of a grid, for the sum and the mean loss.
+    """Run the lesson's training loop for every (lr, B) of a grid, for the sum and the mean loss.
 
     Cell (B, lr) is the run `training_history(w0, lr, x[:n, :B], y[:n, :B], loss=...)`: n sequential
     gradient steps, one per batch, on the first B examples of each. The grid is one compiled

@@ -1,6 +1,6 @@
-"""Seed 002: three ways to give a `lax.scan` body an input that does not change across iterations.
+"""Three ways to give a `lax.scan` body an input that does not change across iterations.
 
-The computation is the seed's: scan over `a`, multiply each element by the same `b`, and keep a
+The computation is the lesson's: scan over `a`, multiply each element by the same `b`, and keep a
 running total. `b` reaches the body
 
 - "duplicate": as a scanned input, `b` repeated along the sequence (`jnp.full_like(a, b)`); memory
@@ -11,9 +11,9 @@ running total. `b` reaches the body
 - "closure": closed over by the body, so the scan receives it as a constant operand (under
   `jax.make_jaxpr` it is one of the scan's `num_consts` inputs, not a scanned one).
 
-All three compute the same numbers; seed 002 finds the closure the cleanest. The same rule holds
+All three compute the same numbers; the closure is the cleanest. The same rule holds
 for a learning rate closed over by a training step's scan body: it is still a traced argument of
-the jitted outer function, not a static one (seed 000).
+the jitted outer function, not a static one.
 """
 
 from __future__ import annotations
@@ -69,16 +69,16 @@ FUNCTIONS = {"duplicate": duplicate, "carry": carry, "closure": closure}
 
 
 def invariant_strategies(a, b) -> dict:
-    """Seed 002's computation three ways: {strategy: (total, per-step outputs)} for each of
+    """The computation three ways: {strategy: (total, per-step outputs)} for each of
     "duplicate", "carry" and "closure" (`STRATEGIES`), as jax arrays.
 
     Args:
-      a: the sequence, a non-empty 1-D array of real numbers (seed 002: `jnp.arange(5)`).
-      b: the input that does not change across iterations, a real scalar (seed 002: 2); it takes
+      a: the sequence, a non-empty 1-D array of real numbers (the lesson's: `jnp.arange(5)`).
+      b: the input that does not change across iterations, a real scalar (the lesson's: 2); it takes
         a's dtype.
 
     Returns:
-      A dict of (total, per_step): total = sum(a * b), per_step = a * b. Seed 002's example gives
+      A dict of (total, per_step): total = sum(a * b), per_step = a * b. The lesson's example gives
       20 and [0, 2, 4, 6, 8] for all three.
 
     Raises:
@@ -189,7 +189,7 @@ def strategy_memory(lengths, dtype=np.float32) -> StrategyMemory:
 
 
 def closed_over_lr(w, lr, x_batches, y_batches):
-    """Seed 000's loop with lr closed over by the scan body: lr is not in the carry, and it is not
+    """The lesson's loop with lr closed over by the scan body: lr is not in the carry, and it is not
     static either. Under `jax.jit` it stays a traced argument of this outer function."""
 
     def step(w, batch):

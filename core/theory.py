@@ -1,4 +1,4 @@
-"""Closed-form facts about seed 000's loss, in float64 NumPy.
+"""Closed-form facts about the lesson's loss, in float64 NumPy.
 
 For batch k let S_k = sum(x_k**2). One step maps the error e = w - w*_k to r_k * e with the
 per-step factor r_k = 1 - c*lr*S_k, where c = 2 for the sum loss and c = 2/B for the mean loss.

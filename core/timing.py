@@ -1,17 +1,17 @@
-"""Seeds 000 and 004 side by side, timed: one training loop written three ways, and the cost of
+"""The lesson's training loop timed three ways (scan, Python loop, unrolled jit), and the cost of
 reading the loss on the host.
 
-The loop is seed 000's: a scalar weight w, one gradient-descent step per batch on the loss
+The loop is the lesson's: a scalar weight w, one gradient-descent step per batch on the loss
 sum((w*x - y)**2). `WAYS` names the three programs that run it:
 
 - "scan": `lax.scan` under `jax.jit`. One compiled loop whose size does not depend on N.
-- "python": seed 004's pattern, a Python loop calling a jitted step N times. The step compiles
+- "python": the pure train-step pattern, a Python loop calling a jitted step N times. The step compiles
   once for any N; every step is a dispatch from the host.
 - "unrolled": the same Python loop inside `jax.jit`. Tracing runs the loop, so the program holds N
   copies of the step, and XLA's compile time grows faster than N (`UNROLL_CAP` bounds it).
 
 `time_way` measures one way at one N: compile time (trace, lower, compile) and run time.
-`time_host_sync` measures seed 004's warning, `float(loss)` every step against every k steps.
+`time_host_sync` measures the host-sync warning, `float(loss)` every step against every k steps.
 
 Compile times are only real when JAX's persistent compilation cache is off: a cached program is a
 load from disk, not a compile. The command line (`python -m core.timing --help`) turns the cache
@@ -70,7 +70,7 @@ def timing_batches(n: int, batch_size: int):
 
 
 def batch_loss(w, x, y):
-    """Seed 000's loss on one batch: sum((w*x - y)**2). w: float32 scalar; x, y: float32 (B,)."""
+    """The lesson's loss on one batch: sum((w*x - y)**2). w: float32 scalar; x, y: float32 (B,)."""
     return jnp.sum((w * x - y) ** 2)
 
 
@@ -101,7 +101,7 @@ def unrolled_loop(w, lr, x_batches, y_batches):
 
 
 def python_loop(step, w, lr, x_batches, y_batches):
-    """Seed 004's pattern: the host walks the batches and calls `step`, a jitted `train_step`.
+    """The pure train-step pattern: the host walks the batches and calls `step`, a jitted `train_step`.
 
     A call returns before the device finishes, so the loop dispatches step k+1 while step k runs;
     the host waits only when it reads a value, here not at all.
@@ -250,7 +250,7 @@ def _median_seconds(run, repeats: int):
 
 
 def time_way(way, n, *, batch_size=32, repeats=3) -> LoopTiming:
-    """Compile and run seed 000's loop of n steps written `way`, and time both.
+    """Compile and run the lesson's loop of n steps written `way`, and time both.
 
     Args:
       way: "scan" (`scan_loop` under jit), "python" (`python_loop` around a jitted `train_step`) or
@@ -376,10 +376,10 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m core.timing",
         description=(
-            "Time seed 000's training loop written three ways (lax.scan, a Python loop over a jitted "
+            "Time the lesson's training loop written three ways (lax.scan, a Python loop over a jitted "
             "step, the Python loop unrolled inside jit) and the cost of reading the loss on the host "
-            "(seed 004). Prints one JSON object per line as each measurement finishes. JAX's "
-            "persistent compilation cache is turned off, so every compile is a real one."
+            "(the pure train-step pattern). Prints one JSON object per line as each measurement "
+            "finishes. JAX's persistent compilation cache is turned off, so every compile is a real one."
         ),
         epilog=(
             'Lines: {"kind": "config", ...} first; {"kind": "loop", "way", "n", "compile_s", "run_s", '

@@ -1,5 +1,5 @@
-"""The training loop of seed 000 written with `jax.lax.scan`, its per-step history, and the contrasts
-the seed teaches (gradients accumulated at a fixed weight; a plain Python loop).
+"""The lesson's training loop written with `jax.lax.scan`, its per-step history, and the contrasts
+the lesson teaches (gradients accumulated at a fixed weight; a plain Python loop).
 
 Every path computes a batch's loss and gradient the same way (`_batch_loss_and_grad`): per-example
 values from `jax.vmap(jax.value_and_grad(...))`, added by a pairwise tree whose order does not depend
@@ -94,7 +94,7 @@ def _rounded(value, keep):
 
 
 def _example_loss(w, x, y, keep):
-    """Seed 000's loss for one example, (w*x - y)**2; 0 where keep is False."""
+    """The lesson's loss for one example, (w*x - y)**2; 0 where keep is False."""
     error = _rounded(w * x, keep) - y
     return _rounded(error * error, keep)
 
@@ -182,9 +182,9 @@ def _scan_final(w, lr, x_batches, y_batches, b):
 
 
 def scan_training_step(w, lr, x_batches, y_batches):
-    """Seed 000: one gradient-descent step per batch, carried by `lax.scan`.
+    """The exercise: one gradient-descent step per batch, carried by `lax.scan`.
 
-    The seed's contract: "Starting from w, take one gradient-descent step per batch using the loss
+    The exercise's contract: "Starting from w, take one gradient-descent step per batch using the loss
     sum((w*x - y)**2): gradient = 2 * sum((w*x - y) * x); new_w = w - lr * gradient. [...] Return
     only the scalar final weight after all N updates. Use each paired row (x_batches[i],
     y_batches[i]) exactly once, in order."
@@ -322,11 +322,11 @@ def _histories_from(outputs, n: int) -> dict:
 
 
 def training_history(w, lr, x_batches, y_batches, *, loss="sum") -> History:
-    """Run seed 000's scan and keep every step: weights, batch losses, gradients, divergence.
+    """Run the lesson's scan and keep every step: weights, batch losses, gradients, divergence.
 
     Args:
       w, lr, x_batches, y_batches: as for `scan_training_step` (same checks, same carry dtype).
-      loss: "sum" (seed 000) or "mean", which divides each batch's loss and gradient by B.
+      loss: "sum" (the lesson's) or "mean", which divides each batch's loss and gradient by B.
 
     Returns:
       A `History` of NumPy arrays in the carry dtype. With loss="sum", `weights[-1]` is
@@ -417,7 +417,7 @@ class HistoryEngine:
 
         JAX dispatches the compiled scan asynchronously and this returns at once (about 0.1 ms);
         host work done before calling the result runs while the scan does, instead of after it
-        (seed 004: the host waits only where it reads a value). Arguments are checked here.
+        (the host waits only where it reads a value). Arguments are checked here.
         """
         check_scalar("w", w)
         check_scalar("lr", lr)
@@ -451,8 +451,8 @@ def _accumulated_step(w, lr, x_batches, y_batches, b):
 
 
 def accumulated_gradient_step(w, lr, x_batches, y_batches):
-    """The mistake seed 000 warns about: every batch's gradient taken at the initial w, summed, and
-    applied once. Seed 000's example gives 0.8 here against 0.64 for `scan_training_step`.
+    """The mistake the exercise warns about: every batch's gradient taken at the initial w, summed, and
+    applied once. The worked example gives 0.8 here against 0.64 for `scan_training_step`.
 
     Same arguments, checks and carry dtype as `scan_training_step`; returns a 0-d jax array.
     """
@@ -467,7 +467,7 @@ def _one_step(w, lr, x, y, b):
 
 
 def python_loop_training_step(w, lr, x_batches, y_batches):
-    """Seed 004's pattern: a Python loop over the batches calling a jitted step. Same result as
+    """The pure train-step pattern: a Python loop over the batches calling a jitted step. Same result as
     `scan_training_step`; the loop runs on the host, one dispatch per batch.
 
     Same arguments, checks and carry dtype as `scan_training_step`; returns a 0-d jax array.

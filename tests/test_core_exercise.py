@@ -404,7 +404,7 @@ def test_right_implementations_pass(name):
     assert report.passed, report
     assert [f.code for f in report.findings] == list(exercise.CHECKS)
     assert all(f.passed and f.hint == "" for f in report.findings)
-    assert "0.64 on seed 000's example" in report.findings[0].message
+    assert "0.64 on the worked example" in report.findings[0].message
 
 
 @pytest.mark.parametrize("name", WRONG)
@@ -420,7 +420,7 @@ def test_each_mistake_gets_exactly_its_codes(name):
         assert finding.message
         for text in number_texts(finding.expected) + number_texts(finding.actual):
             assert text in finding.message, (text, finding.message)
-        assert finding.hint.startswith("Seed 000")
+        assert finding.hint.startswith("The exercise")
 
 
 def finding(report, code):
@@ -460,7 +460,7 @@ def test_exception_names_the_learners_line_not_jax_internals():
         assert "jax/_src" not in found.message and "site-packages" not in found.message
         assert len(found.message) < 600
     message = report.findings[0].message
-    assert message.startswith("On seed 000's example (w = 0, lr = 0.1,")
+    assert message.startswith("On the worked example (w = 0, lr = 0.1,")
 
 
 def test_static_lr_says_why_and_host_sync_is_told_apart():

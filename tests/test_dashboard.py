@@ -444,7 +444,7 @@ def test_every_preset(dashboard, preset):
     )
     finite = np.isfinite(after)
     np.testing.assert_allclose(after[finite], expected[finite], rtol=1e-6)
-    if preset == "seed-example":
+    if preset == "worked-example":
         np.testing.assert_allclose(after, [0.0, 0.4, 0.64], rtol=1e-6)
     if preset == "diverging":
         assert "diverged at step" in dashboard.page.inner_text("body")
@@ -503,10 +503,10 @@ def test_a_chart_groups_code_opens_highlighted(dashboard):
 
 def test_under_the_hood_panels_open_and_answer(dashboard):
     page = dashboard.page
-    page.get_by_text("Loop-invariant inputs: duplicate, carry or closure (seed 002)").click()
+    page.get_by_text("Loop-invariant inputs: duplicate, carry or closure").click()
     page.get_by_text("total = 20, per step = [0 2 4 6 8]").first.wait_for(timeout=60_000)
     assert page.get_by_text("total = 20, per step = [0 2 4 6 8]").count() == 3
-    page.get_by_text("Pytree parameters and Optax optimizers (seed 004)").click()
+    page.get_by_text("Pytree parameters and Optax optimizers").click()
     page.get_by_text("After 200 steps of sgd").wait_for(timeout=60_000)
     page.get_by_text(re.compile("^Python loop vs lax.scan vs unrolled jit")).click()
     page.wait_for_function(  # each chart drawn at its box's width (widgets/surface.js)

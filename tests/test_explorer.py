@@ -112,7 +112,7 @@ def test_each_control_changes_the_figures_as_core_computes(explorer, control, va
 
 
 EXPECTED_REGIMES = {
-    "seed-example": "monotone",
+    "worked-example": "monotone",
     "smooth": "monotone",
     "oscillating": "oscillating",
     "two-cycle": "two-cycle",
@@ -142,7 +142,7 @@ def test_each_preset_lands_on_its_regime(explorer, preset):
 
 
 def test_seed_example_shows_0_4_and_0_64(explorer):
-    explorer.presets["seed-example"].click()
+    explorer.presets["worked-example"].click()
     np.testing.assert_allclose(
         _drawn(explorer.figures["trajectory"].figure().data[0]), [0.0, 0.4, 0.64], rtol=1e-6
     )

@@ -28,7 +28,7 @@ def _decoded(link_html: str) -> str:
     return base64.b64decode(encoded).decode("utf-8")
 
 
-@pytest.mark.parametrize("preset", ["seed-example", "diverging", "sum-vs-mean"])
+@pytest.mark.parametrize("preset", ["worked-example", "diverging", "sum-vs-mean"])
 def test_the_csv_holds_every_step_of_both_runs(explorer, preset):
     explorer.apply(PRESETS[preset][1])
     rows = list(csv.DictReader(io.StringIO(run_csv(explorer.result))))
@@ -42,7 +42,7 @@ def test_the_csv_holds_every_step_of_both_runs(explorer, preset):
         np.testing.assert_array_equal([np.float32(row["loss"]) for row in mine[:-1]], history.losses)
         np.testing.assert_array_equal([np.float32(row["gradient"]) for row in mine[:-1]], history.grads)
         assert mine[-1]["loss"] == mine[-1]["gradient"] == ""
-    if preset == "seed-example":
+    if preset == "worked-example":
         assert [row["w"] for row in rows[:3]] == ["0", "0.400000006", "0.639999986"]
 
 

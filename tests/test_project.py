@@ -2,6 +2,7 @@
 
 import ast
 import json
+import re
 import subprocess
 import sys
 import tomllib
@@ -121,6 +122,23 @@ def test_readme_is_for_a_user_and_docs_hold_the_rest():
         assert f"(docs/{doc}.md)" in readme and (ROOT / "docs" / f"{doc}.md").is_file(), doc
     for image in ("screenshot.png", "screenshot-projector.png", "screenshot-phone.png"):
         assert f"(docs/{image})" in readme and (ROOT / "docs" / image).is_file(), image
+
+
+def test_what_a_learner_reads_never_names_our_source_documents():
+    # The lesson draws on source documents a student has never seen ("seed 000" and its kin): the
+    # notebooks, the UI's strings, the checker's hints, the exported script and the source shown in
+    # the Code panels say what each is instead (the worked example, the exercise).
+    paths = [ROOT / "app.ipynb", ROOT / "exercise.ipynb", ROOT / "README.md"]
+    paths += [
+        *(ROOT / "core").glob("*.py"),
+        *(ROOT / "widgets").glob("*.py"),
+        *(ROOT / "widgets").glob("*.js"),
+    ]
+    for path in paths:
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            assert not re.search(r"\bseeds? ?0\d\d\b", line, re.IGNORECASE), (
+                f"{path.name}:{number}: {line.strip()}"
+            )
 
 
 def test_ruff_is_clean():

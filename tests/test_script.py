@@ -19,7 +19,7 @@ from widgets.script import training_script
 
 CASES = {
     "default": DEFAULTS,
-    "seed example": PRESETS["seed-example"][1],
+    "worked example": PRESETS["worked-example"][1],
     "both losses, large B": PRESETS["sum-vs-mean"][1],
     "ones, mean": DEFAULTS._replace(kind="ones", loss="mean", lr=0.05, N=40, B=7, w0=-3.0, noise=0.0),
     "no noise, negative w": DEFAULTS._replace(true_w=-1.5, noise=0.0, N=300, B=33, seed=17, loss="both"),
@@ -69,7 +69,7 @@ def test_the_script_reproduces_the_explorers_final_weight(exported, case):
 
 
 def test_the_seed_example_script_prints_the_seeds_number(exported):
-    _, _, printed = exported["seed example"]
+    _, _, printed = exported["worked example"]
     assert printed["sum"] == pytest.approx(0.64, rel=1e-6)  # seed 000: 0.4 after one step, 0.64 after two
 
 

@@ -69,7 +69,7 @@ VALUES = [
     "lr,N,B",
     "presets,playback,share",
     ",,,",
-    "seed-example",
+    "worked-example",
     "diverging",
     "sum",
     "mean",

@@ -87,7 +87,7 @@ class ExerciseReport:
 
 
 def exercise(fn, **options) -> ExerciseReport:
-    """Check `fn(w, lr, x_batches, y_batches)` against seed 000's contract and show what is wrong;
+    """Check `fn(w, lr, x_batches, y_batches)` against the exercise's contract and show what is wrong;
     `options` go to `core.check_training_step` (e.g. `timeout=` seconds per check)."""
     return ExerciseReport(core.check_training_step(fn, **options))
 

@@ -91,7 +91,7 @@ def _labelled(widget, tooltip: str):
 
 
 def _controls() -> dict:
-    """One widget per Settings field, named as the field, each labelled in the seed's names.
+    """One widget per Settings field, named as the field, each labelled in the lesson's names.
     Bounds come from RANGES, the single source that `sanitize` also enforces."""
     (lr_low, lr_high), (w0_low, w0_high) = RANGES["lr"], RANGES["w0"]
     (true_low, true_high), (noise_low, noise_high) = RANGES["true_w"], RANGES["noise"]
@@ -120,7 +120,7 @@ def _controls() -> dict:
         ),
         "loss": _labelled(
             Choice(options=list(CHOICES["loss"]), value=DEFAULTS.loss, description="loss"),
-            "sum((w*x - y)**2) as in seed 000, its mean over the batch, or both overlaid",
+            "sum((w*x - y)**2) as in the worked example, its mean over the batch, or both overlaid",
         ),
         "w0": _labelled(
             ipw.FloatSlider(value=DEFAULTS.w0, min=w0_low, max=w0_high, step=0.1, description="w0"),
@@ -140,7 +140,7 @@ def _controls() -> dict:
         ),
         "kind": _labelled(
             Choice(options=list(CHOICES["kind"]), value=DEFAULTS.kind, description="data"),
-            "x from a standard normal, or all ones as in seed 000",
+            "x from a standard normal, or all ones as in the worked example",
         ),
         "seed": _labelled(
             ipw.BoundedIntText(

@@ -1,10 +1,10 @@
 """Under the hood (issue 5): the patterns around the scan, one panel each, beside the explorer.
 
-- "invariants": seed 002's three ways to hand a scan body an input that does not change, their
-  results, jaxprs and memory, and seed 000's rule for a closed-over learning rate;
+- "invariants": three ways to hand a scan body an input that does not change, their results,
+  jaxprs and memory, and the rule for a closed-over learning rate;
 - "loops": `lax.scan` under jit, a Python loop around a jitted step and the loop unrolled inside
   jit, compile and run time against N, measured live in a subprocess; and the cost of host syncs;
-- "optax": seed 004's pytree parameters trained by an Optax optimizer.
+- "optax": the pure train step on a parameter pytree, with an Optax optimizer.
 
 Each panel is built the first time its section is opened (`UnderTheHood.show`), so a page that
 never opens one pays nothing for it. Callbacks read the controls and call `core`; each panel shows
@@ -86,15 +86,17 @@ _NOTES = {
     "duplicate": "b repeated N times and scanned with a.",
     "carry": "b carried along unchanged. JAX sees the carry never changes and passes it as a loop "
     "constant, exactly as for the closure.",
-    "closure": "the body closes over b: seed 002's choice, the cleanest.",
+    "closure": "the body closes over b: the cleanest of the three.",
 }
 MEMORY_LENGTHS = 10 ** np.arange(1, 8)
-LR_DEMO = (0.01, 0.02, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3)  # seed 000: monotone below 0.25, oscillating above
+# On the worked example's data: monotone below 0.25, oscillating above.
+LR_DEMO = (0.01, 0.02, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3)
 
 
 class InvariantsPanel:
-    """Seed 002's three strategies side by side for a = arange(len), b, with their jaxprs; what
-    duplication costs as the sequence grows; one trace for many closed-over learning rates."""
+    """The three ways to hand a scan an input that does not change, side by side for
+    a = arange(len), b, with their jaxprs; what duplication costs as the sequence grows; one trace
+    for many closed-over learning rates."""
 
     def __init__(self, figure=None, beside: str = BESIDE, batch=None):
         figure = figure or surface_maker()
@@ -161,7 +163,7 @@ class InvariantsPanel:
 
     @staticmethod
     def _lr_text() -> str:
-        x = np.ones((2, 2), np.float32)  # seed 000's batches
+        x = np.ones((2, 2), np.float32)  # the worked example's batches
         traces = core.lr_traces(LR_DEMO, x, x)
         rows = "".join(
             f"<tr><td>{lr:g}</td><td>{w:.6g}</td></tr>"
@@ -169,10 +171,11 @@ class InvariantsPanel:
         )
         return (
             "<h4>A learning rate closed over by the scan body is still traced</h4>"
-            "<p>Seed 000: the body can read <code>lr</code> from the enclosing function, so it need not be "
+            "<p>The body can read <code>lr</code> from the enclosing function, so it need not be "
             "in the carry; and closing over it does not make it a static argument of the jitted function. "
-            f"<code>jax.jit(closed_over_lr)</code> ran at these {len(LR_DEMO)} learning rates on seed "
-            f"000's two batches of ones: <b>{traces.traces_traced} trace</b> with lr traced, against "
+            f"<code>jax.jit(closed_over_lr)</code> ran at these {len(LR_DEMO)} learning rates on the "
+            f"worked example's two batches of ones: <b>{traces.traces_traced} trace</b> with lr traced, "
+            "against "
             f"<b>{traces.traces_static} traces</b> (and as many compiles) with "
             '<code>static_argnames="lr"</code>.</p>'
             f'<table style="border-collapse: collapse"><tr><th>lr</th><th>final w</th></tr>{rows}</table>'
@@ -534,9 +537,9 @@ PARAMETERS = ("w[0]", "w[1]", "w[2]", "b")
 
 
 class OptaxPanel:
-    """`core.train_linear` on seed 004's data for a chosen optimizer, lr, batch size, steps and
-    seed: each parameter and the loss per step. One compile per optimizer, made when the panel is
-    built; no slider compiles."""
+    """`core.train_linear` on the pure train-step example's data for a chosen optimizer, lr, batch
+    size, steps and seed: each parameter and the loss per step. One compile per optimizer, made
+    when the panel is built; no slider compiles."""
 
     def __init__(self, figure=None, beside: str = BESIDE, batch=None):
         figure = figure or surface_maker()
@@ -692,9 +695,9 @@ def _finite_or_nan(values):
 # The section ---------------------------------------------------------------------------------------
 
 PANELS = {
-    "invariants": ("Loop-invariant inputs: duplicate, carry or closure (seed 002)", InvariantsPanel),
-    "loops": ("Python loop vs lax.scan vs unrolled jit: compile and run time (seeds 000, 004)", LoopsPanel),
-    "optax": ("Pytree parameters and Optax optimizers (seed 004)", OptaxPanel),
+    "invariants": ("Loop-invariant inputs: duplicate, carry or closure", InvariantsPanel),
+    "loops": ("Python loop vs lax.scan vs unrolled jit: compile and run time", LoopsPanel),
+    "optax": ("Pytree parameters and Optax optimizers", OptaxPanel),
 }
 
 

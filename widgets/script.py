@@ -14,7 +14,7 @@ from widgets.settings import Settings
 
 _TEMPLATE = '''"""A ScanLab run, exported from the explorer.{link}
 
-Seed 000's training loop: one gradient step per microbatch, carried by jax.lax.scan.
+The training loop of the lesson: one gradient step per microbatch, carried by jax.lax.scan.
 Needs only jax and numpy:  python {filename}
 """
 
@@ -30,9 +30,9 @@ B = {B!r}  # examples per microbatch
 W0 = {w0!r}  # initial weight
 TRUE_W = {true_w!r}  # the data follow y = TRUE_W * x + NOISE * eps
 NOISE = {noise!r}
-KIND = {kind!r}  # "gaussian": x ~ N(0, 1); "ones": x = 1 as in seed 000
+KIND = {kind!r}  # "gaussian": x ~ N(0, 1); "ones": x = 1 as in the worked example
 SEED = {seed!r}
-LOSSES = {losses!r}  # "sum": sum((w*x - y)**2) as in seed 000; "mean": that divided by B
+LOSSES = {losses!r}  # "sum": sum((w*x - y)**2), the lesson's loss; "mean": that divided by B
 
 
 {row_normals}

@@ -12,7 +12,7 @@ from urllib.parse import parse_qs, urlencode
 
 
 class Settings(NamedTuple):
-    """One run of the explorer, in the seed's names."""
+    """One run of the explorer, in the lesson's names."""
 
     lr: float = 0.01
     N: int = 100
@@ -41,8 +41,8 @@ CHOICES = {"loss": ("sum", "mean", "both"), "kind": ("gaussian", "ones")}
 INTEGERS = ("N", "B", "seed")
 
 PRESETS = {
-    "seed-example": (
-        "Seed example",
+    "worked-example": (
+        "Worked example",
         Settings(lr=0.1, N=2, B=2, loss="sum", w0=0.0, true_w=1.0, noise=0.0, kind="ones"),
     ),
     "smooth": (
