@@ -23,7 +23,7 @@ from widgets.model import MAP_LRS, Model
 from widgets.projector import enlarge
 from widgets.stability import BOX
 from widgets.stability import CHART as STABILITY_CHART
-from widgets.surface import send, surface_maker
+from widgets.surface import _with_path, send, surface_maker
 
 
 class Recorder:
@@ -343,3 +343,20 @@ def test_the_projector_view_leaves_the_maps_box_as_thin_as_it_was():
     assert [shape["line"]["width"] for shape in large.plot_layout["shapes"]] == [BOX["width"]] * 2
     assert large.data[2]["line"]["width"] == 2 * plain.data[2].line.width  # the critical lr's line
     large.close()
+
+
+def test_a_layout_change_makes_new_dicts_along_its_path_only():
+    # A figure's dicts are never changed in place (widgets.surface): what did not change is shared,
+    # so the state compares and serializes cheaply, and the old figure stays as it was sent.
+    layout = {"xaxis": {"range": [0, 1]}, "yaxis": {"type": "log"}}
+    assert _with_path(layout, "zaxis.range", None) is layout  # nothing to unset
+    assert _with_path(layout, "xaxis.dtick", None) is layout
+    assert _with_path(layout, "xaxis.range", [0, 1]) is layout  # already so
+    moved = _with_path(layout, "xaxis.range", [0, 2])
+    assert (
+        moved == {"xaxis": {"range": [0, 2]}, "yaxis": {"type": "log"}} and moved["yaxis"] is layout["yaxis"]
+    )
+    assert layout["xaxis"]["range"] == [0, 1]
+    assert _with_path(layout, "yaxis.type", None) == {"xaxis": {"range": [0, 1]}, "yaxis": {}}
+    with pytest.raises(ValueError, match="path"):
+        _with_path(layout, "shapes[0].x0", 1.0)
