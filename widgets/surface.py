@@ -4,8 +4,9 @@ A `Surface` is an anywidget whose state is the whole figure, `data` (a list of t
 `plot_layout` (a dict), in Plotly.js's own JSON; numpy arrays travel as binary buffers in Plotly's
 typed-array form. Its front end (widgets/surface.js) draws that state with Plotly.js's documented
 functions: Plotly.animate without a redraw when only the points of scatter traces moved,
-Plotly.relayout when only the layout changed, Plotly.react otherwise. Because the state is the figure and not a stream of edits, a chart that
-is drawn late, or whose page was busy while changes came, draws what the kernel last computed.
+Plotly.relayout when only the layout changed, Plotly.react otherwise. Because the state is the
+figure and not a stream of edits, a chart that is drawn late, or whose page was busy while changes
+came, draws what the kernel last computed.
 
 A figure is written as plotly.py's `go.Figure` (validated there, once) and handed to a Surface by
 a maker (`surface_maker`); after that `send` changes its traces and layout in place, and sends
