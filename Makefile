@@ -1,6 +1,10 @@
 # `make run` serves the dashboard; `make test` runs the whole suite. Both set up .venv first.
-PYTHON ?= $(shell command -v python3.11 || command -v python3)
-VENV := .venv
+# The newest supported Python that runs (a pyenv shim may name one that does not); PYTHON=... to pick.
+SUPPORTED = (3, 11) <= sys.version_info[:2] <= (3, 13)
+PYTHON ?= $(shell for p in python3.13 python3.12 python3.11 python3; do \
+  $$p -c 'import sys; sys.exit(not ($(SUPPORTED)))' 2>/dev/null && command -v $$p && break; done)
+# One environment per checkout; `make test VENV=.venv-3.13 PYTHON=python3.13` keeps another beside it.
+VENV ?= .venv
 BIN := $(VENV)/bin
 PORT ?= 8866
 LAB_PORT ?= 8888
@@ -123,7 +127,8 @@ chromium:
 	  fi; }
 
 $(BIN)/python:
-	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else "ScanLab needs Python 3.11; set PYTHON=/path/to/python3.11 (found " + sys.version.split()[0] + ")")'
+	@test -n "$(PYTHON)" || { echo "ScanLab needs Python 3.11, 3.12 or 3.13 on PATH, or PYTHON=/path/to/python3.x"; exit 1; }
+	@$(PYTHON) -c 'import sys; sys.exit(0 if $(SUPPORTED) else "ScanLab needs Python 3.11 to 3.13; set PYTHON=/path/to/python3.x (found " + sys.version.split()[0] + ")")'
 	$(PYTHON) -m venv $(VENV)
 
 $(VENV)/.installed-run: requirements.lock | $(BIN)/python

@@ -346,7 +346,7 @@ class Server:
         self.known: dict[int, float] = {}  # pid -> create time of every process seen in the tree
         bin_dir = self.dir / "bin"
         bin_dir.mkdir()
-        python = ROOT / ".venv" / "bin" / "python"
+        python = Path(sys.executable)  # the environment's (make's VENV: .venv unless set)
         if not python.exists():
             raise BenchError(f"{python} is missing: run `make run` once to set up .venv")
         write_wrapper(bin_dir, python, extra_args)
