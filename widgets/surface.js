@@ -1,12 +1,13 @@
 // One chart: the figure the kernel holds (widgets/surface.py: Surface's `data` and `plot_layout`),
-// drawn with Plotly.js's documented functions only (react, animate, Plots.resize, purge).
+// drawn with Plotly.js's documented functions only (react, animate, relayout, Plots.resize, purge).
 //
 // The widget's state is the whole figure, so a view drawn late, or after messages it did not see,
 // draws what the kernel last computed: there is no stream of edits to miss. Each change is drawn
 // once the message that brought it is handled, the newest state only: changes that come while a
 // drawing is under way are drawn together after it. When only the points of scatter traces moved
 // and nothing else changed (a slider move on fixed axes), the chart is drawn by Plotly.animate
-// without a redraw, which moves those traces alone; anything else goes to Plotly.react.
+// without a redraw, which moves those traces alone; when only the layout changed, by
+// Plotly.relayout of what changed; anything else goes to Plotly.react.
 // Arrays arrive as binary buffers in Plotly's typed-array form ({dtype, bdata, shape}).
 const PLOTLY = "__PLOTLY__"; // Plotly.js's address on this server, "" where this module holds it
 
