@@ -29,10 +29,10 @@ run lab: export MALLOC_ARENA_MAX ?= 2
 # seconds are shut down, checked every CULL_INTERVAL seconds. Left empty, voila.json's values hold
 # (40 kernels, 600 s, 60 s). E.g. `make run MAX_KERNELS=20`.
 MAX_KERNELS ?=
-# Kernels started ahead of visitors (voila.json: 1). Each holds about 145 MB of its own while it waits.
+# Kernels started ahead of visitors (voila.json: 1). Each holds about 115 MB of its own while it waits.
 # After a visitor takes one, or any kernel stops, the pool starts a replacement FILL_DELAY seconds later
 # (Voila: 1). For a class, fill the pool before it starts and keep the refills out of the rush, whose
-# CPU they would share: e.g. `make run POOL_SIZE=30 FILL_DELAY=3600` (README: A class on one machine).
+# CPU they would share: e.g. `make run POOL_SIZE=30 FILL_DELAY=3600` (docs/classroom.md).
 POOL_SIZE ?=
 FILL_DELAY ?=
 CULL_IDLE_TIMEOUT ?=
@@ -102,15 +102,14 @@ lint: $(VENV)/.installed-test
 lock:
 	tools/lock.sh
 
-# Plotly.js's cartesian bundle (widgets/static/), of the version plotly.py ships: after an upgrade of
+# Plotly.js's cartesian bundle (vendor/plotly.js/), of the version plotly.py ships: after an upgrade of
 # plotly, this fetches the matching one from the npm registry (a test fails until it is run).
 plotly-js: $(VENV)/.installed-run
 	@version=$$($(BIN)/python -c 'import plotly.offline; print(plotly.offline.get_plotlyjs_version())') && \
 	  work=$$(mktemp -d) && cd $$work && npm pack -s plotly.js-cartesian-dist-min@$$version && \
 	  tar xzf plotly.js-cartesian-dist-min-$$version.tgz && \
-	  cp package/plotly-cartesian.min.js $(CURDIR)/widgets/static/plotly-cartesian.min.js && \
-	  cp package/LICENSE $(CURDIR)/widgets/static/plotly-cartesian.LICENSE && rm -rf $$work && \
-	  echo "widgets/static/plotly-cartesian.min.js: plotly.js $$version"
+	  cp package/plotly-cartesian.min.js package/LICENSE $(CURDIR)/vendor/plotly.js/ && rm -rf $$work && \
+	  echo "vendor/plotly.js/plotly-cartesian.min.js: plotly.js $$version"
 
 clean:
 	rm -rf $(VENV)

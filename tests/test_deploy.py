@@ -212,7 +212,7 @@ def test_hub_memory_fits_a_measured_dashboard():
     singleuser = _hub_config()["singleuser"]
     memory, cpu = singleuser["memory"], singleuser["cpu"]
     guarantee, limit = _bytes(memory["guarantee"]), _bytes(memory["limit"])
-    # README, Performance: a dashboard kernel about 340 MB RSS; the single-user server about 100 MB.
+    # docs/performance.md: a dashboard kernel under 250 MB RSS; the single-user server about 100 MB.
     assert guarantee >= (340 + 100) * 10**6
     assert limit >= guarantee
     assert 0 < cpu["guarantee"] <= cpu["limit"]

@@ -98,8 +98,7 @@ class InvariantsPanel:
     a = arange(len), b, with their jaxprs; what duplication costs as the sequence grows; one trace
     for many closed-over learning rates."""
 
-    def __init__(self, figure=None, beside: str = BESIDE, batch=None):
-        figure = figure or surface_maker()
+    def __init__(self, figure, beside: str = BESIDE, batch=None):
         del beside  # its one chart has a row to itself; taken as every panel takes it (UnderTheHood)
         self.batch = or_unbatched(batch)  # a move's changes go to the page as one message
         self.length = ipw.IntSlider(value=5, min=1, max=12, description="len(a)")
@@ -255,8 +254,7 @@ class LoopsPanel:
     """Compile and run time against N of the three ways to write the loop, measured on demand in a
     subprocess with a timeout; the controls stay live while it runs, and Stop ends it."""
 
-    def __init__(self, figure=None, beside: str = BESIDE, batch=None):
-        figure = figure or surface_maker()
+    def __init__(self, figure, beside: str = BESIDE, batch=None):
         self.root = str(Path(core.__file__).resolve().parent.parent)  # where `import core` works
         self.batch = or_unbatched(batch)  # Measure's changes go to the page as one message
         self.last_returncode: int | None = None
@@ -541,8 +539,7 @@ class OptaxPanel:
     size, steps and seed: each parameter and the loss per step. One compile per optimizer, made
     when the panel is built; no slider compiles."""
 
-    def __init__(self, figure=None, beside: str = BESIDE, batch=None):
-        figure = figure or surface_maker()
+    def __init__(self, figure, beside: str = BESIDE, batch=None):
         self.batch = or_unbatched(batch)  # a move's changes go to the page as one message
         self.optimizer = Choice(options=list(core.OPTIMIZERS), value="sgd", description="optimizer")
         self.lr = LogSlider(value=0.1, base=10, min=-4, max=0.5, step=None, description="lr")
@@ -708,8 +705,7 @@ class UnderTheHood:
     widgets.batch.Batch on the page), each callback's changes go to the page as one message."""
 
     def __init__(self, figure=None, beside: str = BESIDE, batch=None):
-        figure = figure or surface_maker()
-        self._figure = figure
+        self._figure = figure or surface_maker()
         self._beside = beside
         self._batch = batch
         self.panels: dict = {}

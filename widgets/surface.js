@@ -154,8 +154,7 @@ export default {
         await Plotly.react(chart, data, layout, model.get("config"));
       }
       drawn = { source, data, layout };
-      // What a test or a benchmark reads: the kernel's change drawn, and none waiting.
-      chart.dataset.revision = String(revision);
+      // What benchmarks.browser waits for: no change the chart has not drawn.
       if (chart.dataset.pending === String(revision)) delete chart.dataset.pending;
     }
 

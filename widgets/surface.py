@@ -32,8 +32,8 @@ import traitlets
 
 SURFACE_JS = (Path(__file__).parent / "surface.js").read_text()
 
-PLOTLY_JS = Path(__file__).parent / "static/plotly-cartesian.min.js"
-"""Plotly.js's cartesian bundle (npm: plotly.js-cartesian-dist-min, `make plotly-js`), of the
+PLOTLY_JS = Path(__file__).resolve().parent.parent / "vendor/plotly.js/plotly-cartesian.min.js"
+"""Plotly.js's cartesian bundle as published (npm: plotly.js-cartesian-dist-min, `make plotly-js`), of the
 version plotly.py ships (tests/test_explorer.py checks): every trace type here (TRACE_TYPES) in
 1.5 MB, where plotly.py's full bundle is 4.8 MB. A first visit parses it before any chart draws."""
 
@@ -63,40 +63,20 @@ def _to_json(value, widget=None):
     """`value` (trace dicts, a layout) as the JSON the front end reads: numpy arrays as Plotly's
     typed-array form with their bytes as a binary buffer (int64 as int32 when it fits, float16 and
     others as float64), numpy scalars as numbers, tuples as lists, and NaN or infinite floats as
-    None (JSON has neither; Plotly draws None as a gap).
-
-    A figure's dicts and arrays are never changed once in it (`Surface.send_changes` makes new
-    ones), so the JSON of each dict is kept, by identity, from one call for `widget` to the next:
-    a move sends the whole figure, most of it the traces' unchanged styles."""
-    memos = widget.__dict__.setdefault("_scanlab_json", {}) if widget is not None else {}
-    kind = type(value).__name__  # `data` (a list) and `plot_layout` (a dict), each its own memo
-    before, after = memos.get(kind, {}), {}
-    out = _encode(value, before, after)
-    memos[kind] = after
-    return out
-
-
-def _encode(value, before: dict, after: dict):
+    None (JSON has neither; Plotly draws None as a gap)."""
     if isinstance(value, str) or value is None:
         return value
     if isinstance(value, dict):
-        key = id(value)
-        kept = before.get(key)
-        if kept is not None and kept[0] is value:
-            after[key] = kept
-            return kept[1]
-        out = {name: _encode(inner, before, after) for name, inner in value.items()}
-        after[key] = (value, out)  # the value held, so that its id is not reused meanwhile
-        return out
+        return {name: _to_json(inner) for name, inner in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_encode(inner, before, after) for inner in value]
+        return [_to_json(inner) for inner in value]
     if isinstance(value, np.ndarray):
         if value.dtype.kind in "iu" and value.dtype.name not in _DTYPES:
             fits = value.size == 0 or (value.min() >= -(2**31) and value.max() < 2**31)
             value = value.astype(np.int32 if fits else np.float64)
         elif value.dtype.name not in _DTYPES:
             if value.dtype.kind not in "fb":
-                return _encode(value.tolist(), before, after)  # strings, objects: as a list
+                return _to_json(value.tolist())  # strings, objects: as a list
             value = value.astype(np.float64)
         value = np.ascontiguousarray(value)
         spec = {"dtype": _DTYPES[value.dtype.name], "bdata": memoryview(value).cast("B")}
@@ -133,8 +113,8 @@ def _from_plotly_json(value):
 class Surface(anywidget.AnyWidget):
     """One chart. `data` and `plot_layout` are the figure as the page draws it (module docstring);
     change them with `send`. `on_click(callback)` calls callback(points) for a click on a point,
-    points a list of {"trace": index, "x": ..., "y": ...}. `revision` counts the changes sent; each
-    drawing marks the chart's element with the revision it drew (data-revision)."""
+    points a list of {"trace": index, "x": ..., "y": ...}. `revision` counts the changes sent; the
+    chart's element is marked data-pending from a change's arrival until it is drawn."""
 
     _esm = SURFACE_JS.replace("__PLOTLY__", "", 1)  # a page with Plotly.js already: see `surface_maker`
     plotly_js: str | None = None  # where the module loads Plotly.js from (`plotly_url`); None: inside it
