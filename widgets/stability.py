@@ -23,7 +23,7 @@ from widgets.batch import or_unbatched
 from widgets.figures import COLORS, base_layout, plottable
 from widgets.model import LOSSES, MAP_BATCH_SIZES, MAP_LRS, Model
 from widgets.settings import Settings
-from widgets.surface import send, surface_maker
+from widgets.surface import send
 
 # Cells are placed at (log10 lr, log2 B) on linear axes, labelled in lr and B: a heatmap's cells on
 # Plotly's log axes would be sized in linear units.
@@ -231,7 +231,7 @@ class StabilityPanel:
     (lr, B) of a clicked cell.
     """
 
-    def __init__(self, model: Model, settings: Settings, pick, widget=None, background=True, batch=None):
+    def __init__(self, model: Model, settings: Settings, pick, widget, background=True, batch=None):
         self.model = model
         self._pick = pick
         self._batch = or_unbatched(batch)  # the caller's widgets.batch.Batch: its changes go as one
@@ -240,7 +240,7 @@ class StabilityPanel:
         self._settings = settings
         self._executor = concurrent.futures.ThreadPoolExecutor(1, "stability-map") if background else None
         self._future: concurrent.futures.Future | None = None
-        self._widget_class = widget or surface_maker()  # makes the map's figure
+        self._widget_class = widget  # makes the map's figure (widgets.surface.surface_maker)
         self._drawn = model.stability(settings)  # the map the figure shows
         self.figure = self._build()
         self.status = ipw.HTML(self._ready_text(settings))
