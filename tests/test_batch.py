@@ -260,13 +260,13 @@ def test_the_map_says_computing_before_its_worker_draws(log):
         status = explorer.stability.status.model_id
         greet(explorer.batch)
         log.clear()
-        show_texts = explorer._show_texts
+        follow = explorer.stability.follow
 
         def slow(*args):  # the callback's last step waits until the worker has drawn the map
+            follow(*args)
             explorer.stability.wait()
-            show_texts(*args)
 
-        explorer._show_texts = slow
+        explorer.stability.follow = slow
         explorer.inputs["N"].value = 40
         sent = as_sent_alone(log)
         texts = [data["state"]["value"] for i, data, _ in sent if i == status]
@@ -276,6 +276,30 @@ def test_the_map_says_computing_before_its_worker_draws(log):
         drawn = [k for k, (i, data, _) in enumerate(sent) if i == figure and "data" in data["state"]]
         computing = next(k for k, (i, data, _) in enumerate(sent) if i == status)
         assert drawn and computing < drawn[0], (computing, drawn)
+    finally:
+        forget(made)
+
+
+def test_the_status_sentence_travels_with_the_charts_it_describes(log):
+    # A change of N flushes the batch for the map's "Computing…": the explorer's status sentence, the
+    # share link and the line charts must go in that same message, or the page shows new charts under
+    # the last run's words until the next message ("diverged at step" missing under a diverging run).
+    known = set(_instances)
+    explorer = Explorer()  # the map in the background, as on a page
+    made = watch_made(log, known)
+    try:
+        explorer.batch.comm.comm_id = "batch"
+        greet(explorer.batch)
+        log.clear()
+        explorer.inputs["N"].value = 40
+        explorer.stability.wait()
+        first = next(message for message in log if message[0] == "batch")
+        ids = {i for i, *_ in parts(first)}
+        texts = {explorer.status.model_id, explorer.share.model_id, explorer.step_info.model_id}
+        assert explorer.figures["trajectory"].model_id in ids and explorer.stability.status.model_id in ids
+        assert texts <= ids, "the words came after the charts"
+        later = {i for i, *_ in as_sent_alone(log[log.index(first) + 1 :])}
+        assert not texts & later, "a text of the move was sent after the map's Computing…"
     finally:
         forget(made)
 

@@ -473,8 +473,10 @@ class Explorer:
         if settings.N != previous.N:
             self._set_step_range(settings.N)
         self._render(settings.loss)
-        self.stability.follow(settings)
+        # The words before the map: its "Computing…" flushes the batch, and the status sentence
+        # must reach the page in the same message as the charts it describes.
         self._show_texts(notices)
+        self.stability.follow(settings)
 
     @batched
     def _on_view(self, change=None) -> None:
