@@ -269,7 +269,10 @@ _PATTERNS = ("correct",) + _NUMERIC_CODES + _SLIPS
 
 
 def _descend(case: _Case, order, c: float = 2.0) -> float:
-    """Sequential steps over the rows in `order`, gradient c * sum((w*x - y) * x), in float64."""
+    """Sequential steps over the rows in `order`, gradient c * sum((w*x - y) * x), in float64.
+
+    Written here on purpose, not taken from `core.training`: the checker's models of the right
+    update and of each mistake must not share the code whose mistakes they diagnose."""
     w = case.w
     for i in order:
         w = w - case.lr * c * float(np.sum((w * case.x[i] - case.y[i]) * case.x[i]))

@@ -32,12 +32,12 @@ import time
 from typing import NamedTuple
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
 from core.data import _positive_int as _count  # a whole number >= 1, named in its error
 from core.data import make_batches
+from core.lesson import train_step
 
 WAYS = ("scan", "python", "unrolled")
 
@@ -66,18 +66,7 @@ def timing_batches(n: int, batch_size: int):
 
 
 # The three ways. Short and at module level, so that a student can read them (the UI shows their
-# source); `time_way` jits them.
-
-
-def batch_loss(w, x, y):
-    """The lesson's loss on one batch: sum((w*x - y)**2). w: float32 scalar; x, y: float32 (B,)."""
-    return jnp.sum((w * x - y) ** 2)
-
-
-def train_step(w, lr, x, y):
-    """One gradient-descent step on one batch: returns (new w, the batch's loss at the old w)."""
-    loss, grad = jax.value_and_grad(batch_loss)(w, x, y)
-    return w - lr * grad, loss
+# source); `time_way` jits them. Each runs the lesson's own step (`core.lesson.train_step`).
 
 
 def scan_loop(w, lr, x_batches, y_batches):
@@ -131,7 +120,7 @@ def logging_loop(step, w, lr, x_batches, y_batches, every):
 
 def loop_function(way):
     """The module-level function that writes the loop `way` (one of `WAYS`): `scan_loop`,
-    `python_loop` or `unrolled_loop`. Each calls `train_step`, which calls `batch_loss`."""
+    `python_loop` or `unrolled_loop`. Each calls `train_step` (`core.lesson`)."""
     return {"scan": scan_loop, "python": python_loop, "unrolled": unrolled_loop}[_check_way(way)]
 
 

@@ -1,14 +1,15 @@
 """The lesson's training loop written with `jax.lax.scan`, its per-step history, and the contrasts
 the lesson teaches (gradients accumulated at a fixed weight; a plain Python loop).
 
-Every path computes a batch's loss and gradient the same way (`_batch_loss_and_grad`): per-example
-values from `jax.vmap(jax.value_and_grad(...))`, added by a pairwise tree whose order does not depend
-on zero padding. The padded engine behind the explorer and `training_history` are one compiled
-kernel at two shapes, and return the same numbers bit for bit (tested on hundreds of random settings,
-diverging runs included). `scan_training_step` and `python_loop_training_step` run the same step
-arithmetic in other programs: they agree with the history bit for bit in every stable run tested,
-but a compiler may still fuse a multiply and an add differently in a different program, and a
-diverging run amplifies that last bit (measured: 2 of 24 diverging cases at B = 17, relative 1e-5).
+Every path takes one step function (`_step`): the lesson's step (`core.lesson.train_step`) made
+padding-proof. Its loss and gradient are per-example values from
+`jax.vmap(jax.value_and_grad(...))`, added by a pairwise tree whose order does not depend on zero
+padding. The padded engine behind the explorer and `training_history` are one compiled kernel at two
+shapes, and return the same numbers bit for bit (tested on hundreds of random settings, diverging
+runs included). `scan_training_step` and `python_loop_training_step` run the same step arithmetic in
+other programs: they agree with the history bit for bit in every stable run tested, but a compiler
+may still fuse a multiply and an add differently in a different program, and a diverging run
+amplifies that last bit (measured: 2 of 24 diverging cases at B = 17, relative 1e-5).
 """
 
 from __future__ import annotations
@@ -149,6 +150,16 @@ def _mean_of(total, b):
     return (total.astype(wide) / b.astype(wide)).astype(total.dtype)
 
 
+def _step(w, lr, x, y, b, mean=False):
+    """The engine's training step, the only one every path here takes: `core.lesson.train_step` on
+    the first b examples of a batch, padding-proof (see `_rounded`). Returns (new w, the batch's
+    loss at w, its gradient), divided by b for the mean loss (`mean`, a Python bool)."""
+    loss, grad = _batch_loss_and_grad(w, x, y, b)
+    if mean:
+        loss, grad = _mean_of(loss, b), _mean_of(grad, b)
+    return _update(w, lr, grad, b > 0), loss, grad
+
+
 def _prepare(w, lr, x_batches, y_batches):
     """Checked inputs, all cast to the carry dtype."""
     x, y = check_batches(x_batches, y_batches)
@@ -174,8 +185,7 @@ def _batch_size(x):
 def _scan_final(w, lr, x_batches, y_batches, b):
     def step(w, batch):
         x, y = batch
-        _, grad = _batch_loss_and_grad(w, x, y, b)
-        return _update(w, lr, grad, b > 0), None
+        return _step(w, lr, x, y, b)[0], None
 
     final_w, _ = lax.scan(step, w, (x_batches, y_batches))
     return final_w
@@ -272,11 +282,8 @@ def _history_kernel(w0, lr, x_batches, y_batches, n, b, w_star):
     def step_at(width):
         def step(w, x, y):
             x, y = x[:width], y[:width]
-            sum_loss, sum_grad = _batch_loss_and_grad(w[0], x, y, b)
-            mean_loss, mean_grad = _batch_loss_and_grad(w[1], x, y, b)
-            mean_loss, mean_grad = _mean_of(mean_loss, b), _mean_of(mean_grad, b)
-            new_w = jnp.stack([_update(w[0], lr, sum_grad, b > 0), _update(w[1], lr, mean_grad, b > 0)])
-            return new_w, jnp.stack([sum_loss, mean_loss]), jnp.stack([sum_grad, mean_grad])
+            steps = [_step(w[0], lr, x, y, b), _step(w[1], lr, x, y, b, mean=True)]
+            return tuple(jnp.stack(outputs) for outputs in zip(*steps, strict=True))  # new w, loss, grad
 
         return step
 
@@ -446,6 +453,7 @@ class HistoryEngine:
 
 @jax.jit
 def _accumulated_step(w, lr, x_batches, y_batches, b):
+    # The exercise's mistake, on purpose not `_step`: every gradient at the same w, one update.
     _, grads = jax.vmap(_batch_loss_and_grad, in_axes=(None, 0, 0, None))(w, x_batches, y_batches, b)
     return _update(w, lr, _pairwise_sum(grads), b > 0)
 
@@ -462,8 +470,7 @@ def accumulated_gradient_step(w, lr, x_batches, y_batches):
 
 @jax.jit
 def _one_step(w, lr, x, y, b):
-    _, grad = _batch_loss_and_grad(w, x, y, b)
-    return _update(w, lr, grad, b > 0)
+    return _step(w, lr, x, y, b)[0]
 
 
 def python_loop_training_step(w, lr, x_batches, y_batches):

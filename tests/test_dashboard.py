@@ -493,7 +493,7 @@ def test_copy_as_script_gives_the_script_of_the_current_run(browser, dashboard_u
 
 
 def test_a_chart_groups_code_opens_highlighted(dashboard):
-    title = dashboard.page.get_by_text("Code: core.stability.stability_map", exact=False)
+    title = dashboard.page.get_by_text("Code: how the explorer makes it fast (stability_map", exact=False)
     title.scroll_into_view_if_needed()
     title.click()
     code = dashboard.page.locator(".scanlab-code").filter(has_text="def stability_map(")

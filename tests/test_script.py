@@ -138,19 +138,36 @@ def test_code_view_sends_the_source_only_when_opened():
     assert "def stability_map(" in text and "def _map_kernel(" in text
 
 
+LESSON = ["lesson_history", "train_step", "batch_loss"]
+ENGINE = ["_history_kernel", "_step", "_batch_loss_and_grad", "_update"]
+
+
 @pytest.mark.parametrize(
     ("names", "expected"),
     [
-        (("trajectory", "loss"), ["_history_kernel", "_batch_loss_and_grad", "_update"]),
-        (("divergence",), ["step_factors", "critical_lrs", "_critical"]),
-        (("stability",), ["stability_map", "_map_kernel", "_run"]),
+        (
+            ("trajectory", "loss"),
+            [("the loop the lesson teaches", LESSON), ("how the explorer makes it fast", ENGINE)],
+        ),
+        (("divergence",), [("the theory", ["step_factors", "critical_lrs", "_critical"])]),
+        (
+            ("stability",),
+            [
+                ("the loop the lesson teaches", ["final_weights", *LESSON]),
+                ("how the explorer makes it fast", ["stability_map", "_map_kernel", "_run"]),
+            ],
+        ),
     ],
 )
-def test_every_chart_group_shows_the_core_code_behind_it(explorer, names, expected):
+def test_every_chart_group_shows_the_lesson_first_then_the_engine(explorer, names, expected):
+    # A learner opening the code finds the loop the lesson teaches; the engine's tricks come second.
     view = explorer.show(*names)
-    charts, code = view.children
-    assert len(charts.children) == len(names)
-    code.selected_index = 0
-    text = re.sub(r"<[^>]+>", "", code.children[0].value)
-    shown = re.findall(r"(?<! )def (\w+)\(", text)  # top-level functions: a nested def is indented
-    assert shown == expected
+    charts, *codes = view.children
+    assert len(charts.children) == len(names) and len(codes) == len(expected)
+    for code, (title, functions) in zip(codes, expected, strict=True):
+        assert code.get_title(0) == f"Code: {title} ({', '.join(functions)})"
+        assert code.selected_index is None  # closed until opened
+        code.selected_index = 0
+        text = re.sub(r"<[^>]+>", "", code.children[0].value)
+        shown = re.findall(r"(?<! )def (\w+)\(", text)  # top-level functions: a nested def is indented
+        assert shown == functions

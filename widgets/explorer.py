@@ -11,13 +11,14 @@ from __future__ import annotations
 import base64
 import contextlib
 import html
+import inspect
 import math
 import os
 from urllib.parse import urlsplit, urlunsplit
 
 import ipywidgets as ipw
 
-from core import stability, theory, training
+from core import lesson, stability, theory, training
 from widgets.batch import Batch, batched
 from widgets.code import code_view
 from widgets.controls import Choice, LogSlider, pin
@@ -158,16 +159,24 @@ def _controls() -> dict:
 # The charts that take a row of the page to themselves (widgets.figures.side_by_side), the map included.
 WIDE = frozenset({"stability", *(name for name, chart in CHARTS.items() if chart.wide)})
 
-# The core functions behind each chart, shown in the "Code" accordion under it. The main charts all
-# come from one run of the engine's kernel, both losses at once.
-_ENGINE = (training._history_kernel, training._batch_loss_and_grad, training._update)
+# The core functions behind each chart, shown under it in two closed parts: the loop the lesson
+# teaches, which a learner would write (core.lesson; tests/test_model.py checks that it gives the
+# charts' numbers), then how the explorer makes it fast. The main charts all come from one run of the
+# engine's kernel, both losses at once.
+LESSON = "Code: the loop the lesson teaches"
+FAST = "Code: how the explorer makes it fast"
+_LESSON = (lesson.lesson_history, lesson.train_step, lesson.batch_loss)
+_ENGINE = (training._history_kernel, training._step, training._batch_loss_and_grad, training._update)
 CODE = {
-    "trajectory": _ENGINE,
-    "loss": _ENGINE,
-    "landscape": (*_ENGINE, theory.average_loss),
-    "sum_vs_mean": (*_ENGINE, training._mean_of),
-    "divergence": (theory.step_factors, theory.critical_lrs, theory._critical),
-    "stability": (stability.stability_map, stability._map_kernel, stability._run),
+    "trajectory": ((LESSON, _LESSON), (FAST, _ENGINE)),
+    "loss": ((LESSON, _LESSON), (FAST, _ENGINE)),
+    "landscape": ((LESSON, (*_LESSON, theory.average_loss)), (FAST, _ENGINE)),
+    "sum_vs_mean": ((LESSON, _LESSON), (FAST, (*_ENGINE, training._mean_of))),
+    "divergence": (("Code: the theory", (theory.step_factors, theory.critical_lrs, theory._critical)),),
+    "stability": (
+        (LESSON, (lesson.final_weights, *_LESSON)),
+        (FAST, (stability.stability_map, stability._map_kernel, stability._run)),
+    ),
 }
 
 
@@ -410,12 +419,21 @@ class Explorer:
 
     def show(self, *names: str) -> ipw.VBox:
         """The named charts side by side, wrapping on narrow screens, with the source of the core
-        functions that produced them underneath (closed until opened)."""
+        functions that produced them underneath (`CODE`: the lesson's loop, then the engine's; each
+        closed until opened)."""
         views = [self._view(name) for name in names]
         wide = [views[i] for i, name in enumerate(names) if name in WIDE]
         charts = side_by_side(views, wide=wide, beside=self.beside)
-        functions = list(dict.fromkeys(f for name in names for f in CODE[name]))
-        return self._projector(ipw.VBox([charts, code_view(functions)]))
+        parts = {}
+        for name in names:
+            for title, functions in CODE[name]:
+                parts.setdefault(title, []).extend(functions)
+        codes = []
+        for title, functions in parts.items():
+            functions = list(dict.fromkeys(functions))
+            shown = ", ".join(inspect.unwrap(f).__name__ for f in functions)
+            codes.append(code_view(functions, f"{title} ({shown})"))
+        return self._projector(ipw.VBox([charts, *codes]))
 
     @property
     def script(self) -> str:

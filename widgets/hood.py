@@ -31,7 +31,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 import core
-from core import linear, strategies, timing
+from core import lesson, linear, strategies, timing
 from widgets.batch import batched, or_unbatched
 from widgets.code import code_view, source_html
 from widgets.controls import Choice, LogSlider, Menu, pin
@@ -315,7 +315,8 @@ class LoopsPanel:
                         timing.scan_loop,
                         timing.python_loop,
                         timing.unrolled_loop,
-                        timing.train_step,
+                        lesson.train_step,
+                        lesson.batch_loss,
                         timing.logging_loop,
                     ]
                 ),

@@ -1,8 +1,9 @@
 """ "Copy as script": the explorer's current run as a short standalone Python script.
 
 The script needs only jax and numpy. Its data come from the same generator as the explorer's
-(`core.data._row_normals`, pasted in from its source so the two cannot drift), and its loop is seed
-000's scan, written out plainly. It prints the final weight of each loss the explorer shows.
+(`core.data._row_normals`, pasted in from its source so the two cannot drift), and its loop is the
+lesson's scan, written out again on purpose: a script that imports nothing of ours runs anywhere.
+It prints the final weight of each loss the explorer shows (tests/test_script.py runs it).
 """
 
 from __future__ import annotations
