@@ -13,7 +13,7 @@ PIP := $(BIN)/python -m pip --disable-pip-version-check -q
 # No accelerator is needed; skipping the probe saves a second at every start.
 export JAX_PLATFORMS ?= cpu
 
-.PHONY: run test lab lint lock clean chromium bench load plotly-js
+.PHONY: run test lab lab-server hub-pin lint lock clean chromium bench load plotly-js
 
 # Compiled XLA programs are kept on disk, so a new kernel loads the engine instead of compiling it
 # (not for `make test`, whose tests count compiles).
@@ -78,9 +78,13 @@ run: $(VENV)/.installed-run
 test: $(VENV)/.installed-test chromium
 	$(BIN)/python -m pytest
 
-# The same notebook in JupyterLab. (Notebook 7.6 runs it too, checked by hand; install it in another
-# environment: its lab extension in this one makes Voila's page log a module-federation error.)
-lab: $(VENV)/.installed-lab
+# The same notebook in JupyterLab, from an environment of its own: JupyterLab 4.6's packages in the
+# dashboard's .venv make every Voila page (built on JupyterLab 4.2's) log "Unsatisfied version" for
+# the shared modules they both load. (Notebook 7.6 runs the notebook too, checked by hand.)
+LAB_VENV ?= .venv-lab
+lab:
+	@$(MAKE) --no-print-directory VENV=$(LAB_VENV) lab-server
+lab-server: $(VENV)/.installed-lab
 	$(BIN)/jupyter lab app.ipynb --no-browser --port=$(LAB_PORT) --ServerApp.ip=$(HOST) \
 	  $(if $(filter 0,$(shell id -u)),--allow-root)
 
@@ -111,8 +115,13 @@ plotly-js: $(VENV)/.installed-run
 	  cp package/plotly-cartesian.min.js package/LICENSE $(CURDIR)/vendor/plotly.js/ && rm -rf $$work && \
 	  echo "vendor/plotly.js/plotly-cartesian.min.js: plotly.js $$version"
 
+# Move deploy/jupyterhub's image pin to the newest commit that changed what the image runs
+# (tools/hub_pin.py; tests/test_deploy.py fails while the pin is stale). Commit deploy/ after.
+hub-pin:
+	@$(PYTHON) tools/hub_pin.py
+
 clean:
-	rm -rf $(VENV)
+	rm -rf $(VENV) $(LAB_VENV)
 
 # The browser tests drive Debian's Chromium; Playwright's own browser download is not reachable here.
 chromium:

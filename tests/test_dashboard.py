@@ -96,7 +96,9 @@ class Dashboard:
         dialog.dismiss()
 
     def _console(self, message):
-        if message.type == "error":
+        # A shared module of another version (JupyterLab's packages in the dashboard's environment)
+        # is only a warning to the page, and it is a broken install: count it as an error too.
+        if message.type == "error" or "Unsatisfied version" in message.text:
             self.errors.append(message.text)
 
     def trace_y(self, chart_title: str, index: int | None = None) -> list:

@@ -68,6 +68,26 @@ def _imports(path: Path) -> list[str]:
     return [name.split(".")[0] for name in names]
 
 
+def test_make_lab_installs_jupyterlab_beside_the_dashboard_not_in_it():
+    # JupyterLab 4.6 in the dashboard's environment makes every Voila page log "Unsatisfied version"
+    # (tests/test_dashboard.py counts that as an error). A dry run names what each would install.
+    def dry_run(target):
+        result = subprocess.run(
+            ["make", "-n", "--no-print-directory", target, "VENV=.venv-dry", "LAB_VENV=.venv-dry-lab"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return result.stdout
+
+    lab, run, test = dry_run("lab"), dry_run("run"), dry_run("test")
+    assert ".venv-dry-lab/bin/python -m pip" in lab and "install -r requirements-lab.lock" in lab
+    assert ".venv-dry-lab/bin/jupyter lab app.ipynb" in lab and ".venv-dry/" not in lab
+    for other in (run, test):
+        assert "requirements-lab.lock" not in other and ".venv-dry-lab" not in other
+
+
 def test_core_imports_only_jax_numpy_optax_and_the_standard_library():
     # Optax is JAX too: pure (init, update) functions over pytrees, the optimisers of issue 5.
     allowed = {"jax", "numpy", "optax", "core"} | set(sys.stdlib_module_names)
