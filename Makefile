@@ -88,11 +88,12 @@ lab-server: $(VENV)/.installed-lab
 	$(BIN)/jupyter lab app.ipynb --no-browser --port=$(LAB_PORT) --ServerApp.ip=$(HOST) \
 	  $(if $(filter 0,$(shell id -u)),--allow-root)
 
-# Every benchmark (a few minutes), one table against issue 4's targets; also kept in .cache/bench.md.
+# Every benchmark (a few minutes), one table against the targets of docs/performance.md; also kept
+# in .cache/bench.md.
 bench: $(VENV)/.installed-test chromium
 	$(BIN)/python -m benchmarks.report --browser --out .cache/bench.md
 
-# A class on one machine (issue 7): 30 dashboard sessions (2 of them Chromium pages) arrive over a
+# A class on one machine: 30 dashboard sessions (2 of them Chromium pages) arrive over a
 # minute and move lr, N, B and w0 until a minute after the last one opened, against `make run` on a
 # free port (kernel cap lifted to 31). One table, also kept in .cache/load.md; about 4 minutes.
 # E.g. `make load LOAD_ARGS="--sessions 10 --browsers 0"`.

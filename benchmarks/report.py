@@ -1,4 +1,4 @@
-"""Every benchmark, each in its own process, summed up as one markdown table against issue 4's targets.
+"""Every benchmark, each in its own process, summed up as one markdown table against the targets.
 
     JAX_PLATFORMS=cpu .venv/bin/python -m benchmarks.report [--browser] [--out PATH] [--json-dir DIR]
 
@@ -25,7 +25,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# Issue 4's targets.
+# The targets the table is read against (docs/performance.md).
 CALLBACK_MS = 5.0  # kernel-side callback, median, at N=1000, B=512
 SETTLED_RATIO = 2.0  # slider move to settled charts, over a bare widget echo (median and p95)
 FIRST_CHART_S = 3.0
@@ -127,7 +127,7 @@ def table(info: dict, results: dict, codes: dict) -> str:
         f"JAX_PLATFORMS={info['jax_platforms']}",
     )
 
-    # Issue 4's targets first.
+    # The targeted figures first.
     explorer = results.get("explorer")
     for control, data in (dig(explorer, "callback_ms") or {}).items():
         add(

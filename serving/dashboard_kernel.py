@@ -11,11 +11,9 @@ runs app.ipynb, and a visitor cannot run code in it (Voila refuses execute reque
   none. The Makefile compiles the modules for -OO (`compile_oo`): without those files, each kernel
   compiled them from source, about 2 s of CPU.
 
-Measured with `benchmarks.memory` (two pages at N = 1000, B = 512, two runs each): the largest
-kernel's RSS 267 MB with the stock kernel, 262 and 260 MB without debugpy, 247 and 250 MB with -OO as
-well (its modules compiled from source at each start); 237 and 239 MB with the Makefile's compiled
-files and the model's float32 views (widgets/model.py). JupyterLab (`make lab`), Binder and
-JupyterHub keep the stock kernel, with its debugger and docstrings.
+Together they keep a dashboard kernel under its 250 MB target (docs/performance.md: what each
+saved). JupyterLab (`make lab`), Binder and JupyterHub keep the stock kernel, with its debugger and
+docstrings.
 """
 
 import os

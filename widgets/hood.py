@@ -1,4 +1,4 @@
-"""Under the hood (issue 5): the patterns around the scan, one panel each, beside the explorer.
+"""Under the hood: the patterns around the scan, one panel each, beside the explorer.
 
 - "invariants": three ways to hand a scan body an input that does not change, their results,
   jaxprs and memory, and the rule for a closed-over learning rate;

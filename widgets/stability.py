@@ -84,8 +84,7 @@ class StabilityChart:
             title,
             "",
             "",
-            # 80 px taller than when the colour bar stood on the right and the title took two
-            # lines: the panels are 305 px tall, against 312 then.
+            # Panels about 305 px tall between the title above and the colour bar below.
             height=540,
             # Above, a title and three <sup> lines; below, the axes' labels and titles, then the colour
             # bar and its labels; on the left the B axis's tick labels: as wide as Plotly makes them
@@ -97,9 +96,8 @@ class StabilityChart:
                 "colorscale": "Viridis",
                 "cmin": _ERROR_RANGE[0],
                 "cmax": _ERROR_RANGE[1],
-                # Below the panels, across the middle: on the right it took 136 px of every
-                # window's width from the two panels (at 390 px they were 63 px wide each, 28 in
-                # the projector view; now 123 and 112).
+                # Below the panels, across the middle: on the right it would take 136 px of every
+                # window's width from the two panels, which a 390 px phone cannot spare.
                 "colorbar": {
                     "title": {"text": "log10 |w − w*|", "side": "bottom"},
                     "orientation": "h",
