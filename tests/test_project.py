@@ -69,8 +69,8 @@ def _imports(path: Path) -> list[str]:
 
 
 def test_make_lab_installs_jupyterlab_beside_the_dashboard_not_in_it():
-    # JupyterLab 4.6 in the dashboard's environment makes every Voila page log "Unsatisfied version"
-    # (tests/test_dashboard.py counts that as an error). A dry run names what each would install.
+    # Installing the lab (JupyterLab 4.6) must not change what `make run` serves (Voila's page is
+    # built on JupyterLab 4.2). A dry run names what each target would install, and where.
     def dry_run(target):
         result = subprocess.run(
             ["make", "-n", "--no-print-directory", target, "VENV=.venv-dry", "LAB_VENV=.venv-dry-lab"],
