@@ -13,7 +13,7 @@ PIP := $(BIN)/python -m pip --disable-pip-version-check -q
 # No accelerator is needed; skipping the probe saves a second at every start.
 export JAX_PLATFORMS ?= cpu
 
-.PHONY: run test lab lab-server hub-pin lint lock clean chromium bench load plotly-js
+.PHONY: run test lab lab-server hub-pin lint lock clean chromium bench load plotly-js axe-core
 
 # Compiled XLA programs are kept on disk, so a new kernel loads the engine instead of compiling it
 # (not for `make test`, whose tests count compiles).
@@ -78,9 +78,9 @@ run: $(VENV)/.installed-run
 test: $(VENV)/.installed-test chromium
 	$(BIN)/python -m pytest
 
-# The same notebook in JupyterLab, from an environment of its own: JupyterLab 4.6's packages in the
-# dashboard's .venv make every Voila page (built on JupyterLab 4.2's) log "Unsatisfied version" for
-# the shared modules they both load. (Notebook 7.6 runs the notebook too, checked by hand.)
+# The same notebook in JupyterLab, from an environment of its own, so that installing the lab
+# (JupyterLab 4.6) never changes what `make run` serves (Voila's page is built on JupyterLab 4.2).
+# (Notebook 7.6 runs the notebook too, checked by hand.)
 LAB_VENV ?= .venv-lab
 lab:
 	@$(MAKE) --no-print-directory VENV=$(LAB_VENV) lab-server
@@ -120,6 +120,14 @@ plotly-js: $(VENV)/.installed-run
 # (tools/hub_pin.py; tests/test_deploy.py fails while the pin is stale). Commit deploy/ after.
 hub-pin:
 	@$(PYTHON) tools/hub_pin.py
+
+# axe-core, the accessibility rules the browser tests run (tests/test_accessibility.py), vendored
+# from the npm registry at this version (a test checks the file against it).
+AXE_CORE ?= 4.14.1
+axe-core:
+	@work=$$(mktemp -d) && cd $$work && npm pack -s axe-core@$(AXE_CORE) && tar xzf axe-core-$(AXE_CORE).tgz && \
+	  cp package/axe.min.js package/LICENSE $(CURDIR)/vendor/axe-core/ && rm -rf $$work && \
+	  echo "vendor/axe-core/axe.min.js: axe-core $(AXE_CORE)"
 
 clean:
 	rm -rf $(VENV) $(LAB_VENV)

@@ -79,8 +79,10 @@ def test_an_lr_move_is_one_message_per_chart_of_its_points_alone(explorer, sent)
         if name == "stability":
             continue
         # The points alone: the layout, with the axes' ranges, stays as the page has it, and the
-        # browser moves the points without redrawing the chart (widgets/surface.js).
-        assert sorted(state) == ["data", "revision"], name
+        # browser moves the points without redrawing the chart (widgets/surface.js). The chart's
+        # text alternative, which names the final w, rides in the same message.
+        assert sorted(state) == ["alt", "data", "revision"], name
+        assert "lr = 0.0102" in state["alt"], name
         figure = explorer.figures[name]
         assert len(state["data"]) == len(figure.data), name
     # The map's heatmaps are not sent again, only its layout's box around the current setting.
@@ -125,6 +127,28 @@ def test_a_page_cannot_change_a_charts_figure(explorer, sent):
     explorer.inputs["lr"].value = 0.0124
     low, high = figure.plot_layout["yaxis"]["range"]
     assert low < high and figure.revision == before[2] + 1
+
+
+def test_each_chart_says_in_words_what_it_shows_now(explorer, sent):
+    # The text alternative a screen reader announces for each chart (widgets/surface.js: the
+    # figure's name): its title, its numbers, and the run's outcome, current after every move.
+    explorer.apply(DEFAULTS._replace(lr=0.2, loss="both"))
+    for name, figure in explorer.figures.items():
+        title = figure.get("title.text").split("<")[0]
+        assert figure.alt.startswith(title), name
+        assert "sum loss: diverged at step" in figure.alt and "mean loss: converging" in figure.alt, name
+    assert "lr / critical lr" in explorer.figures["divergence"].alt
+    explorer.inputs["lr"].value = 0.01
+    assert all(
+        "lr = 0.01," in figure.alt and "diverged" not in figure.alt for figure in explorer.figures.values()
+    )
+    explorer.inputs["N"].value = 40
+    explorer.stability.wait()
+    assert explorer.stability.figure.alt.startswith("Stability map for N = 40,")
+    figure = explorer.figures["trajectory"]
+    before = figure.alt
+    figure.set_state({"alt": "<script>"})  # the page's to read, the kernel's to write
+    assert figure.alt == before
 
 
 def test_nothing_is_sent_when_nothing_changed(explorer, sent):
@@ -219,7 +243,8 @@ def test_a_keyboard_step_of_lr_back_and_forth_keeps_every_range(explorer, sent):
             states = _figure_states(states)
             assert len(states) == 4, (position, name)
             changed = {"plot_layout"} if name == "stability" else {"data"}
-            assert all(state.keys() - {"revision"} == changed for state in states), (position, name)
+            # The text alternative (alt) rides along: it names the run, not the figure's layout.
+            assert all(state.keys() - {"revision", "alt"} == changed for state in states), (position, name)
 
 
 def test_axis_range_of_values_that_cannot_all_be_drawn():

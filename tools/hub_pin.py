@@ -35,7 +35,7 @@ IMAGE_PATHS = (
     "widgets",
     "serving",
     "tools/plotly_bundle.py",
-    "vendor",
+    "vendor/plotly.js",
 )
 
 _TAG = re.compile(r'^(\s+tag: ")([0-9a-f]{7,40})(")', re.M)

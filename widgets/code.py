@@ -32,7 +32,9 @@ def source_html(function) -> str:
     code = highlight(source, PythonLexer(), _FORMATTER)
     code = code.replace('<pre style="', '<pre style="margin: 0; ', 1)
     name = html.escape(qualified_name(function))
-    return f'<div class="scanlab-code"><code>{name}</code><div style="{_BOX}">{code}</div></div>'
+    # The box scrolls, so it takes the focus: a keyboard can scroll it too (WCAG 2.1.1).
+    box = f'<div tabindex="0" style="{_BOX}">{code}</div>'
+    return f'<div class="scanlab-code"><code>{name}</code>{box}</div>'
 
 
 def code_view(functions, title: str | None = None) -> ipw.Accordion:

@@ -19,6 +19,7 @@ from urllib.parse import urlsplit, urlunsplit
 import ipywidgets as ipw
 
 from core import lesson, stability, theory, training
+from widgets.access import Access
 from widgets.batch import Batch, batched
 from widgets.code import code_view
 from widgets.controls import Choice, LogSlider, pin
@@ -46,7 +47,7 @@ from widgets.settings import (
 )
 from widgets.stability import CHART as STABILITY_CHART
 from widgets.stability import StabilityPanel
-from widgets.surface import plotly_url, surface_maker
+from widgets.surface import plain_text, plotly_url, surface_maker
 
 REGIME_WORDS = {
     "stalled": "not moving (lr = 0 or every x is 0)",
@@ -160,7 +161,7 @@ def _controls() -> dict:
 WIDE = frozenset({"stability", *(name for name, chart in CHARTS.items() if chart.wide)})
 
 # The core functions behind each chart, shown under it in two closed parts: the loop the lesson
-# teaches, which a learner would write (core.lesson; tests/test_model.py checks that it gives the
+# teaches, which a learner would write (core.lesson; tests/test_lesson.py checks that it gives the
 # charts' numbers), then how the explorer makes it fast. The main charts all come from one run of the
 # engine's kernel, both losses at once.
 LESSON = "Code: the loop the lesson teaches"
@@ -243,6 +244,7 @@ class Explorer:
         )
         self.model = model if model is not None else Model()
         self.batch = Batch()  # each callback's widget changes go to the page as one message
+        self.access = Access()  # names and keyboard access ipywidgets' views lack (widgets/access.js)
         self.result: Result = self.model.compute(settings)
         self.base_url = base_url
         self.step = settings.N  # playback position: the weight after this many steps
@@ -286,6 +288,8 @@ class Explorer:
             if text := chart.caption(self.result, settings.loss):
                 self.captions[name] = ipw.HTML(html.escape(text))  # wrapped within its chart's width
                 self.captions[name].add_class("scanlab-caption")
+        for name in CHARTS:
+            self._describe(name, settings.loss, plain_text(self._status_text()))
         self.stability = StabilityPanel(
             self.model, settings, self._pick, make_figure, background=background, batch=self.batch
         )
@@ -556,10 +560,21 @@ class Explorer:
             self.play.value = n
 
     def _render(self, view: str) -> None:
+        words = plain_text(self._status_text())
         for name, chart in CHARTS.items():
-            chart.update(self.figures[name], self.result, view, self.step)
+            figure = self.figures[name]
+            with figure.hold_sync():  # the new points and their words in one message
+                chart.update(figure, self.result, view, self.step)
+                self._describe(name, view, words)
         for name, caption in self.captions.items():
             caption.value = html.escape(CHARTS[name].caption(self.result, view))
+
+    def _describe(self, name: str, view: str, words: str) -> None:
+        """A chart's text alternative: its title, its caption's numbers, and the run in `words`."""
+        figure = self.figures[name]
+        title = plain_text(figure.get("title.text") or "")
+        caption = CHARTS[name].caption(self.result, view)
+        figure.alt = " ".join(part for part in (f"{title}.", caption and f"{caption}.", words) if part)
 
     # Words ------------------------------------------------------------------------------------
 

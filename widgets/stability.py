@@ -241,6 +241,7 @@ class StabilityPanel:
         self._widget_class = widget  # makes the map's figure (widgets.surface.surface_maker)
         self._drawn = model.stability(settings)  # the map the figure shows
         self.figure = self._build()
+        self.figure.alt = self._alt(self._drawn, settings)
         self.status = ipw.HTML(self._ready_text(settings))
         self.widget = ipw.VBox([self.status, self.figure])
 
@@ -273,6 +274,7 @@ class StabilityPanel:
                 f"<i>Computing the stability map for N = {settings.N}, w0 = {settings.w0:.4g}…</i> "
                 "(the sliders stay live)"
             )
+            self.figure.alt = f"Stability map: being computed for N = {settings.N}, w0 = {settings.w0:.4g}."
             CHART.update_marker(self.figure, settings)
         self._batch.flush()  # "Computing…" reaches the page before the worker's map
         self._future = self._executor.submit(self._compute, key, settings)
@@ -303,6 +305,22 @@ class StabilityPanel:
             self._drawn = stability
             CHART.update(self.figure, stability, settings)
             self.status.value = self._ready_text(settings)
+            self.figure.alt = self._alt(stability, settings)
+
+    @staticmethod
+    def _alt(stability, settings: Settings) -> str:
+        """The map in words (its text alternative): what each cell is, and how many diverged."""
+        lrs, sizes = stability.lrs, stability.batch_sizes
+        counts = ", ".join(
+            f"{loss} loss {int(np.sum(stability.diverged[loss]))}" for loss in stability.diverged
+        )
+        return (
+            f"Stability map for N = {settings.N}, w0 = {settings.w0:.4g}: for {len(lrs)} learning rates "
+            f"from {lrs[0]:.2g} to {lrs[-1]:.2g} and {len(sizes)} batch sizes from {sizes[0]} to "
+            f"{sizes[-1]}, the colour is log10 |w − w*| after N steps, sum loss on the left and mean "
+            f"loss on the right; orange-red cells diverged ({counts} of {len(lrs) * len(sizes)} each). "
+            "The dashed line is the critical lr, the box the current lr and B."
+        )
 
     def wait(self, timeout: float = 30.0) -> None:
         """Block until the newest map is drawn (tests and scripts)."""

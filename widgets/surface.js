@@ -120,6 +120,15 @@ export default {
     const chart = document.createElement("div");
     chart.className = "scanlab-chart";
     el.append(chart);
+    // The kernel's sentence about what the chart shows now: the figure's name for a screen reader.
+    const describe = () => {
+      const alt = model.get("alt");
+      if (alt) el.setAttribute("role", "figure");
+      if (alt) el.setAttribute("aria-label", alt);
+      else el.removeAttribute("aria-label");
+    };
+    describe();
+    model.on("change:alt", describe);
     // What the chart shows: the model's data and layout (`source`) and the same decoded.
     let drawn = null;
     let drawing = false, again = false, gone = false;
@@ -220,6 +229,7 @@ export default {
       observer.disconnect();
       clearTimeout(timer);
       for (const name of traits) model.off(name, changed);
+      model.off("change:alt", describe);
       Plotly.purge(chart);
     };
   },

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import base64
 import functools
+import html
 import json
 import math
 import re
@@ -110,6 +111,13 @@ def _from_plotly_json(value):
     return value
 
 
+def plain_text(markup: str) -> str:
+    """The text of a line of our own HTML (tags dropped, line breaks as "; ", entities decoded)."""
+    text = re.sub(r"<[^>]+>", " ", markup.replace("<br>", "; "))
+    text = re.sub(r"\s+", " ", html.unescape(text))
+    return re.sub(r" ([:;,.)])", r"\1", text).strip()
+
+
 class Surface(anywidget.AnyWidget):
     """One chart. `data` and `plot_layout` are the figure as the page draws it (module docstring);
     change them with `send`. `on_click(callback)` calls callback(points) for a click on a point,
@@ -122,23 +130,28 @@ class Surface(anywidget.AnyWidget):
     plot_layout = traitlets.Dict().tag(sync=True, to_json=_to_json)
     config = traitlets.Dict().tag(sync=True)
     revision = traitlets.Int(0).tag(sync=True)
+    # The chart's text alternative: what it shows now, in a sentence or two, announced by a screen
+    # reader as the name of the chart's figure (role="figure"); "" for none.
+    alt = traitlets.Unicode("").tag(sync=True)
 
     def __init__(self, figure: go.Figure, *, config: dict | None = None, **kwargs):
         spec = _from_plotly_json(figure.to_plotly_json())
+        title = (spec["layout"].get("title") or {}).get("text") or ""
         super().__init__(
             data=spec["data"],
             plot_layout=spec["layout"],
             config={"displaylogo": False, **(config or {})},
-            **kwargs,
+            **{"alt": plain_text(title), **kwargs},  # a chart is named by its title until told more
         )
         self._lock = threading.RLock()  # the map's worker sends too
         self._clicks = []
         self.on_msg(self._on_page)
 
     def set_state(self, sync_data) -> None:
-        """A page's changes, less the figure's: `data`, `plot_layout`, `config` and `revision` are
-        the kernel's alone (a visitor can send any widget any state, and the front end sends none)."""
-        mine = {"data", "plot_layout", "config", "revision"}
+        """A page's changes, less the figure's: `data`, `plot_layout`, `config`, `revision` and
+        `alt` are the kernel's alone (a visitor can send any widget any state, and the front end
+        sends none)."""
+        mine = {"data", "plot_layout", "config", "revision", "alt"}
         super().set_state({key: value for key, value in sync_data.items() if key not in mine})
 
     def figure(self) -> go.Figure:
