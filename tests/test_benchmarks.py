@@ -84,3 +84,23 @@ def test_a_move_without_a_frame_after_its_last_change_has_no_settled_time():
     charts = _charts(0.0, dom=[[5.0, 0], [20.0, 1]], frames=[[16.0, 18.0]], ap=[[16.0, 0], [16.0, 1]])
     move = analyse_move(charts)
     assert move["dom_done"] == pytest.approx(20.0) and "framed" not in move
+
+
+def test_the_line_charts_are_timed_without_the_stability_map():
+    # The map changes last (its worker's redraw at 150 ms); the line charts are painted by the frame
+    # after their own last change (109), rendered at 122: that is their time, the map's is 172.
+    record = _charts(
+        100.0,
+        dom=[[104.0, 0], [109.0, 1], [150.0, 2]],
+        frames=[[116.0, 122.0], [166.0, 172.0]],
+        ap=[[116.0, 0], [116.2, 1], [166.0, 2]],
+    )
+    record["titles"] = ["Trajectory", "Loss", "Stability map for N = 40"]
+    record["n"] = 3
+    move = analyse_move(record)
+    assert move["lines_framed"] == pytest.approx(22.0) and move["framed"] == pytest.approx(72.0)
+    echo = _echo(100.0, changed=103.0, frames=[[106.0, 111.0]])
+    r = ratios(_moves({"echo": [echo], "explorer": [record]}))
+    assert r["lines"]["median"] == pytest.approx(22.0 / 11.0) and r["ratio"]["median"] == pytest.approx(
+        72.0 / 11.0
+    )
