@@ -76,7 +76,7 @@ class StabilityChart:
         # characters (a slider value: -9.5); a w0 typed with many more digits may run past it.
         title = (
             f"Stability map: outcome after N = {settings.N} steps<br><sup>where each (lr, B) ends from w0 = "
-            f"{settings.w0:.4g}; tiled orange: diverged<br>colour: log10 |w_N − w*|; dashed: the critical "
+            f"{settings.w0:.4g}; striped orange: diverged<br>colour: log10 |w_N − w*|; dashed: the critical "
             "lr of theory<br>magenta box: the current setting; click a cell to go there</sup>"
         )
         # The explorer's common layout; its single pair of axes is replaced by one pair per panel.
@@ -140,8 +140,8 @@ class StabilityChart:
                     "y": _Y,
                     "text": labels,
                     "colorscale": [[0, COLORS["diverged"]], [1, COLORS["diverged"]]],
-                    # Gaps between the diverged cells: a texture, not the colour alone, tells them.
-                    "xgap": 1,
+                    # A 1 px gap between rows of diverged cells: a striped texture, not the colour
+                    # alone, tells them (rows only: at 390 px a column is under 2 px wide).
                     "ygap": 1,
                     "showscale": False,
                     "name": "diverged",
@@ -321,7 +321,7 @@ class StabilityPanel:
             f"Stability map for N = {settings.N}, w0 = {settings.w0:.4g}: for {len(lrs)} learning rates "
             f"from {lrs[0]:.2g} to {lrs[-1]:.2g} and {len(sizes)} batch sizes from {sizes[0]} to "
             f"{sizes[-1]}, the colour is log10 |w − w*| after N steps, sum loss on the left and mean "
-            f"loss on the right; the orange cells, drawn as separate tiles, diverged ({counts} of "
+            f"loss on the right; the orange cells, striped by thin gaps between rows, diverged ({counts} of "
             f"{len(lrs) * len(sizes)} each). "
             "The dashed line is the critical lr, the box the current lr and B."
         )
