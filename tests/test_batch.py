@@ -1,6 +1,7 @@
 """widgets.batch: the widget changes of a callback go to the page as one message, which the page
 hands to each widget as if it had come alone (the browser half: tests/test_dashboard.py)."""
 
+import contextlib
 import threading
 
 import ipywidgets as ipw
@@ -250,16 +251,26 @@ def test_a_closed_batch_sends_each_change_alone(log):
     assert [i for i, *_ in log] == ["a", "b", "a", "b"]
 
 
-def test_the_map_says_computing_before_its_worker_draws(log):
-    # The map's worker sends from its own thread, outside the callback's batch: the batch goes first.
+@contextlib.contextmanager
+def live_explorer(log):
+    """An Explorer with its map in the background, as on a page, every widget of it watched into
+    `log` and its Batch live; the log starts empty."""
     known = set(_instances)
-    explorer = Explorer()  # the map in the background, as on a page
+    explorer = Explorer()
     made = watch_made(log, known)
     try:
         explorer.batch.comm.comm_id = "batch"
-        status = explorer.stability.status.model_id
         greet(explorer.batch)
         log.clear()
+        yield explorer
+    finally:
+        forget(made)
+
+
+def test_the_map_says_computing_before_its_worker_draws(log):
+    # The map's worker sends from its own thread, outside the callback's batch: the batch goes first.
+    with live_explorer(log) as explorer:
+        status = explorer.stability.status.model_id
         follow = explorer.stability.follow
 
         def slow(*args):  # the callback's last step waits until the worker has drawn the map
@@ -276,21 +287,13 @@ def test_the_map_says_computing_before_its_worker_draws(log):
         drawn = [k for k, (i, data, _) in enumerate(sent) if i == figure and "data" in data["state"]]
         computing = next(k for k, (i, data, _) in enumerate(sent) if i == status)
         assert drawn and computing < drawn[0], (computing, drawn)
-    finally:
-        forget(made)
 
 
 def test_the_status_sentence_travels_with_the_charts_it_describes(log):
     # A change of N flushes the batch for the map's "Computing…": the explorer's status sentence, the
     # share link and the line charts must go in that same message, or the page shows new charts under
     # the last run's words until the next message ("diverged at step" missing under a diverging run).
-    known = set(_instances)
-    explorer = Explorer()  # the map in the background, as on a page
-    made = watch_made(log, known)
-    try:
-        explorer.batch.comm.comm_id = "batch"
-        greet(explorer.batch)
-        log.clear()
+    with live_explorer(log) as explorer:
         explorer.inputs["N"].value = 40
         explorer.stability.wait()
         first = next(message for message in log if message[0] == "batch")
@@ -300,8 +303,6 @@ def test_the_status_sentence_travels_with_the_charts_it_describes(log):
         assert texts <= ids, "the words came after the charts"
         later = {i for i, *_ in as_sent_alone(log[log.index(first) + 1 :])}
         assert not texts & later, "a text of the move was sent after the map's Computing…"
-    finally:
-        forget(made)
 
 
 def test_a_closed_widget_is_left_out(log):

@@ -227,7 +227,6 @@ def test_a_stale_pin_names_what_changed():
     changed = hub_pin.changed_since(first)
     assert "widgets/explorer.py" in changed and "environment.yml" in changed
     assert not any(path.startswith(("tests/", "docs/", "deploy/", "benchmarks/")) for path in changed)
-    assert hub_pin.changed_since(hub_pin.newest()) == []  # what `make hub-pin` would pin is current
 
 
 def test_hub_memory_fits_a_measured_dashboard():

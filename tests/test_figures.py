@@ -151,6 +151,17 @@ def test_each_chart_says_in_words_what_it_shows_now(explorer, sent):
     assert figure.alt == before
 
 
+def test_a_move_puts_the_run_into_words_once(explorer, sent, monkeypatch):
+    # The status line and the five charts' text alternatives come from one sentence per move.
+    calls = []
+    status_text = explorer._status_text
+    monkeypatch.setattr(explorer, "_status_text", lambda: calls.append(1) or status_text())
+    explorer.inputs["lr"].value = 0.0123
+    explorer.inputs["loss"].value = "both"
+    assert len(calls) == 2
+    assert "lr = 0.0123" in explorer.status.value and "mean loss" in explorer.figures["loss"].alt
+
+
 def test_nothing_is_sent_when_nothing_changed(explorer, sent):
     figure = explorer.figures["trajectory"]
     data = [{key: figure.data[i][key] for key in ("x", "y")} for i in range(2)]

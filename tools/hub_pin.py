@@ -50,9 +50,10 @@ def pinned() -> str:
     return _TAG.search(CONFIG.read_text()).group(2)
 
 
-def changed_since(commit: str, to: str = "HEAD") -> list[str]:
-    """The files the image runs that differ between two commits (uncommitted work is no image)."""
-    return _git("diff", "--name-only", commit, to, "--", *IMAGE_PATHS).splitlines()
+def changed_since(commit: str) -> list[str]:
+    """The files the image runs that differ between `commit` and HEAD (uncommitted work is no
+    image)."""
+    return _git("diff", "--name-only", commit, "HEAD", "--", *IMAGE_PATHS).splitlines()
 
 
 def newest() -> str:
@@ -72,10 +73,11 @@ def main(argv: list[str]) -> int:
         print("hub_pin: this clone is shallow; the pin needs the history (git fetch --unshallow)")
         return 2
     if argv == ["--check"]:
-        stale = changed_since(pinned())
+        pin = pinned()
+        stale = changed_since(pin)
         if stale:
             print(
-                f"The JupyterHub image pin {pinned()} is stale: {', '.join(stale[:8])}"
+                f"The JupyterHub image pin {pin} is stale: {', '.join(stale[:8])}"
                 f"{' and more' if len(stale) > 8 else ''} changed after it. Commit, then run "
                 "`make hub-pin` and commit deploy/."
             )

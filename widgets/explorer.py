@@ -288,8 +288,9 @@ class Explorer:
             if text := chart.caption(self.result, settings.loss):
                 self.captions[name] = ipw.HTML(html.escape(text))  # wrapped within its chart's width
                 self.captions[name].add_class("scanlab-caption")
+        self.status.value = status = self._status_text()
         for name in CHARTS:
-            self._describe(name, settings.loss, plain_text(self._status_text()))
+            self._describe(name, settings.loss, plain_text(status))
         self.stability = StabilityPanel(
             self.model, settings, self._pick, make_figure, background=background, batch=self.batch
         )
@@ -560,10 +561,13 @@ class Explorer:
             self.play.value = n
 
     def _render(self, view: str) -> None:
-        words = plain_text(self._status_text())
+        """The current result on every chart, its caption and the status line; each chart's new
+        points and its words (`_describe`) go in one message."""
+        self.status.value = status = self._status_text()
+        words = plain_text(status)
         for name, chart in CHARTS.items():
             figure = self.figures[name]
-            with figure.hold_sync():  # the new points and their words in one message
+            with figure.hold_sync():
                 chart.update(figure, self.result, view, self.step)
                 self._describe(name, view, words)
         for name, caption in self.captions.items():
@@ -579,7 +583,6 @@ class Explorer:
     # Words ------------------------------------------------------------------------------------
 
     def _show_texts(self, notices) -> None:
-        self.status.value = self._status_text()
         self.step_info.value = self._step_text()
         self.share.value = self.base_url + "?" + to_query(self.settings, self.presentation)
         self.notice.value = "<br>".join(f"&#9888; {html.escape(n)}" for n in notices) if notices else ""

@@ -123,9 +123,10 @@ export default {
     // The kernel's sentence about what the chart shows now: the figure's name for a screen reader.
     const describe = () => {
       const alt = model.get("alt");
-      if (alt) el.setAttribute("role", "figure");
-      if (alt) el.setAttribute("aria-label", alt);
-      else el.removeAttribute("aria-label");
+      for (const [name, value] of [["role", "figure"], ["aria-label", alt]]) {
+        if (alt) el.setAttribute(name, value);
+        else el.removeAttribute(name);
+      }
     };
     describe();
     model.on("change:alt", describe);
