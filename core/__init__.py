@@ -1,11 +1,13 @@
-"""ScanLab's engine: the lesson's training loop with `jax.lax.scan`, its history, data and theory.
+"""ScanLab's engine: the lesson's training loop with `jax.lax.scan`, its history, data and theory,
+and the carry grown up: optimizer state and learning-rate schedules.
 
 Pure JAX and NumPy; no UI imports and no module-level state.
 """
 
 from core.data import Draws, batches_from_draws, draw_batches, make_batches
 from core.exercise import MISTAKES, Finding, Report, check_training_step
-from core.linear import OPTIMIZERS, TRUE_PARAMS, LinearFit, linear_data, train_linear
+from core.linear import TRUE_PARAMS, LinearFit, linear_data, train_linear
+from core.optimizers import OPTIMIZERS, SCHEDULES, OptimizerHistory, lr_schedule, optimizer_history
 from core.stability import StabilityMap, stability_map
 from core.strategies import (
     STRATEGIES,
@@ -43,6 +45,10 @@ from core.training import (
 
 __all__ = [
     "OPTIMIZERS",
+    "SCHEDULES",
+    "OptimizerHistory",
+    "lr_schedule",
+    "optimizer_history",
     "TRUE_PARAMS",
     "LinearFit",
     "linear_data",

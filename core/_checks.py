@@ -152,3 +152,12 @@ def check_fits(name: str, value, dtype) -> None:
         return
     if abs(float(np.asarray(value, dtype=np.float64))) > float(jnp.finfo(dtype).max):
         raise ValueError(f"{name} = {float(value):g} overflows the carry dtype {jnp.dtype(dtype)}")
+
+
+def check_momentum(momentum) -> float:
+    """A concrete real momentum in [0, 1), as a Python float."""
+    check_scalar("momentum", momentum)
+    value = float(np.asarray(momentum, dtype=np.float64))
+    if not 0.0 <= value < 1.0:
+        raise ValueError(f"momentum must be in [0, 1), got {value:g}")
+    return value

@@ -15,9 +15,7 @@ max_steps) serves every lr, steps, batch_size and seed.
 from __future__ import annotations
 
 import functools
-import importlib.util
 import numbers
-import sys
 from typing import NamedTuple
 
 import jax
@@ -26,31 +24,7 @@ import numpy as np
 from jax import lax
 
 from core._checks import _as_array, _describe_dtype_problem, check_fits, check_scalar, data_dtype, is_traced
-
-
-def _deferred(name: str):
-    """The module `name`, whose code runs when one of its attributes is first read (the standard
-    library's LazyLoader). Importing Optax costs a process about 5 MB that a dashboard kernel
-    needs only once a visitor opens the Optax panel."""
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.find_spec(name)
-    if spec is None:
-        raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-    spec.loader = importlib.util.LazyLoader(spec.loader)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-optax = _deferred("optax")
-
-OPTIMIZERS = ("sgd", "momentum", "adam")
-"""The optimizer names `train_linear` accepts; see `make_optimizer`."""
-
-MOMENTUM = 0.9
-"""The momentum of the "momentum" optimizer, optax.sgd(lr, momentum=0.9)."""
+from core.optimizers import check_optimizer, make_optimizer, optax
 
 MIN_DEFAULT_STEPS = 256
 """The default `max_steps` is the smallest power of two >= max(steps, MIN_DEFAULT_STEPS)."""
@@ -85,31 +59,6 @@ def linear_data(seed: int = 0, n: int = 256):
     w = jnp.asarray(TRUE_PARAMS["w"], jnp.float32)
     y = x @ w + jnp.float32(TRUE_PARAMS["b"])
     return np.asarray(x), np.asarray(y)
-
-
-def make_optimizer(optimizer: str, lr) -> optax.GradientTransformation:
-    """The Optax optimizer of that name: "sgd" is optax.sgd(lr), "momentum" optax.sgd(lr,
-    momentum=0.9) (heavy ball: trace t = g + 0.9 t, then p -= lr t), "adam" optax.adam(lr) with
-    Optax's defaults b1=0.9, b2=0.999, eps=1e-8."""
-    if optimizer == "sgd":
-        return optax.sgd(lr)
-    if optimizer == "momentum":
-        return optax.sgd(lr, momentum=MOMENTUM)
-    if optimizer == "adam":
-        return _with_standard_promotion(optax.adam(lr))
-    raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {optimizer!r}"[:200])
-
-
-def _with_standard_promotion(opt: optax.GradientTransformation) -> optax.GradientTransformation:
-    """`opt` whose update runs under JAX's standard dtype promotion: Adam's bias correction
-    computes b1 ** count, a Python float to an int32 power, which jax_numpy_dtype_promotion="strict"
-    (on in the tests) refuses. The result is cast back to each parameter's dtype by Optax."""
-
-    def update(updates, state, params=None):
-        with jax.numpy_dtype_promotion("standard"):
-            return opt.update(updates, state, params)
-
-    return optax.GradientTransformation(opt.init, update)
 
 
 def init_params(key, d: int, dtype=jnp.float32) -> dict:
@@ -223,8 +172,8 @@ def train_linear(x, y, *, optimizer="sgd", lr=0.1, steps=200, batch_size=None, s
     Args:
       x: (n, d) real floating array, n >= 1 examples of d >= 1 features; finite.
       y: (n,) real floating array of targets; finite.
-      optimizer: one of OPTIMIZERS: "sgd" (optax.sgd(lr)), "momentum" (optax.sgd(lr,
-        momentum=0.9)) or "adam" (optax.adam(lr), b1=0.9, b2=0.999, eps=1e-8).
+      optimizer: one of OPTIMIZERS (`make_optimizer`, momentum 0.9): "sgd", "momentum" (heavy
+        ball), "nesterov" or "adam" (optax.adam(lr), b1=0.9, b2=0.999, eps=1e-8).
       lr: the learning rate, a finite real number > 0.
       steps: the number of training steps, an integer >= 1.
       batch_size: the rows per microbatch, an integer in 1..n; None (the default) is n, full batch.
@@ -251,8 +200,7 @@ def train_linear(x, y, *, optimizer="sgd", lr=0.1, steps=200, batch_size=None, s
     """
     x, y, dtype = _check_data(x, y)
     n = x.shape[0]
-    if not isinstance(optimizer, str) or optimizer not in OPTIMIZERS:
-        raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {optimizer!r}"[:200])
+    check_optimizer(optimizer)
     check_scalar("lr", lr)
     if is_traced(lr):
         raise TypeError(

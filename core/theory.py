@@ -12,7 +12,14 @@ from typing import NamedTuple
 
 import numpy as np
 
-from core._checks import check_batch_array, check_batches, check_loss, check_scalar, reject_traced
+from core._checks import (
+    check_batch_array,
+    check_batches,
+    check_loss,
+    check_momentum,
+    check_scalar,
+    reject_traced,
+)
 
 REGIMES = ("stalled", "monotone", "oscillating", "two-cycle", "diverging")
 
@@ -132,7 +139,7 @@ def _bisect(predicate, lo, hi):
             lo = mid
 
 
-def critical_lr(x_batches, *, loss="sum") -> float:
+def critical_lr(x_batches, *, loss="sum", momentum=0.0) -> float:
     """The smallest learning rate at which the product of |1 - c*lr*S_k| over the N steps reaches 1.
 
     For identical batches this is the familiar threshold, exactly 1/S for the sum loss and B/S for
@@ -145,15 +152,28 @@ def critical_lr(x_batches, *, loss="sum") -> float:
     crossing. Batches of all-zero x never move w and are left out; if every batch is zero the
     result is inf.
 
+    With heavy-ball momentum m (optax.sgd(lr, momentum=m): t = g + m*t, then w -= lr*t), a step
+    maps (e, t), the error and the trace, by the 2x2 matrix M_k = [[1 - c*lr*S_k, -lr*m],
+    [c*S_k, m]], and the N steps by their product P = M_N ... M_1. The critical lr is then the
+    smallest one at which the spectral radius of P reaches 1: below it, passes over the same
+    batches shrink (e, t) for good; above it they grow. For identical batches that is exactly
+    (1 + m)/S for the sum loss and B(1 + m)/S for the mean (0 < lr*2S < 2(1 + m)); for varying
+    ones it is found on a geometric grid of learning rates and refined by bisection. m = 0 is the
+    product above, bit for bit.
+
     Args:
       x_batches: real floating (N, B) array, or its `Moments`.
       loss: "sum" or "mean".
+      momentum: a real number in [0, 1).
 
     Returns:
       A Python float.
     """
+    momentum = check_momentum(momentum)
     data = _moments("critical_lr", x_batches)
-    return _critical(data, [_scale(data, loss)])[0]
+    if momentum == 0.0:
+        return _critical(data, [_scale(data, loss)])[0]
+    return _scale(data, loss) * _critical_with_momentum(data.sxx, momentum)
 
 
 def critical_lrs(x_batches) -> dict:
@@ -193,6 +213,68 @@ def _critical(data: Moments, scales: list) -> list:
             u = _bisect(lambda u: growth(u) >= 0, left, peak)
             return [scale * u for scale in scales]
     return [scale * hi for scale in scales]  # unreachable: the product is at least 1 at hi
+
+
+def _log_radius(u, sxx, momentum):
+    """log of the spectral radius of the heavy-ball product P at each sum-loss rate in `u` (G,):
+    the 2x2 products are rescaled at each step, their log scale kept, so long runs do not overflow."""
+    a, b, c, d = np.ones_like(u), np.zeros_like(u), np.zeros_like(u), np.ones_like(u)
+    log_scale = np.zeros_like(u)
+    for s in sxx:
+        h = 2.0 * s
+        # M = [[1 - u*h, -u*m], [h, m]] times the product so far.
+        a, b, c, d = (
+            (1 - u * h) * a - u * momentum * c,
+            (1 - u * h) * b - u * momentum * d,
+            h * a + momentum * c,
+            h * b + momentum * d,
+        )
+        big = np.maximum.reduce([np.abs(a), np.abs(b), np.abs(c), np.abs(d)])
+        big = np.where(big > 0, big, 1.0)
+        a, b, c, d = a / big, b / big, c / big, d / big
+        log_scale += np.log(big)
+    trace, det = a + d, a * d - b * c
+    disc = trace * trace - 4 * det
+    with np.errstate(invalid="ignore", divide="ignore"):
+        radius = np.where(disc >= 0, (np.abs(trace) + np.sqrt(np.maximum(disc, 0))) / 2, np.sqrt(np.abs(det)))
+        return log_scale + np.log(radius)
+
+
+_GRID = 512  # learning rates tried at first in the search for the first crossing with momentum
+
+
+def _critical_with_momentum(sxx: np.ndarray, momentum: float) -> float:
+    """The sum-loss rate u at which the heavy-ball product's spectral radius first reaches 1."""
+    positive = sxx[sxx > 0]
+    if positive.size == 0:
+        return float("inf")  # w never moves
+    if positive.size == sxx.size and np.all(sxx == sxx[0]):
+        return (1.0 + momentum) / float(sxx[0])  # identical batches: the closed form
+    # Every batch alone is stable below (1 + m)/S_k: the first crossing lies past a small fraction
+    # of the fastest batch's threshold, and by the slowest one's the product has (nearly always)
+    # grown; the search goes on doubling past it if not.
+    low, high = (1.0 + momentum) / float(positive.max()) / 1000, (1.0 + momentum) / float(positive.min())
+    for _ in range(60):
+        grid = np.geomspace(low, high, _GRID)
+        grows = _log_radius(grid, sxx, momentum) >= 0
+        if grows.any():
+            break
+        low, high = high, 2 * high
+    else:
+        return float("inf")
+    # Refine the first bracket with finer grids (each pass over the batches tries many rates at
+    # once, where a bisection would pass once per rate) down to float64 resolution.
+    for _ in range(20):
+        k = int(np.argmax(grows))
+        if k == 0:
+            return float(grid[0])
+        low, high = float(grid[k - 1]), float(grid[k])
+        if np.nextafter(low, high) >= high:
+            return high
+        grid = np.linspace(low, high, 64)
+        grows = _log_radius(grid, sxx, momentum) >= 0
+        grows[-1] = True  # high grew when it was tried; rounding may say otherwise once
+    return float(grid[int(np.argmax(grows))])
 
 
 def regime(lr, x_batches, *, loss="sum") -> str:

@@ -5,7 +5,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from core.linear import OPTIMIZERS, LinearFit, init_params, train_linear
+from core.linear import LinearFit, init_params, train_linear
+from core.optimizers import OPTIMIZERS
 
 TRUE_W = np.array([2.0, -1.0, 0.5])
 MORE_W = np.array([2.0, -1.0, 0.5, 1.5])
@@ -24,7 +25,8 @@ def noisy_data(n=48, d=3, seed=0, noise=0.5):
 def reference_fit(x, y, *, optimizer, lr, steps, batch_size, w0):
     """float64 NumPy: the same run with the update formulas written out, Optax's conventions.
 
-    sgd: p -= lr * g. momentum: t = g + 0.9 * t; p -= lr * t. adam: m = 0.9 m + 0.1 g,
+    sgd: p -= lr * g. momentum: t = g + 0.9 * t; p -= lr * t. nesterov: the same t;
+    p -= lr * (g + 0.9 * t). adam: m = 0.9 m + 0.1 g,
     v = 0.999 v + 0.001 g**2, p -= lr * (m / (1 - 0.9**k)) / (sqrt(v / (1 - 0.999**k)) + 1e-8).
     Step k uses rows [j * bs, (j + 1) * bs), j = k mod (n // bs).
     """
@@ -45,6 +47,9 @@ def reference_fit(x, y, *, optimizer, lr, steps, batch_size, w0):
         elif optimizer == "momentum":
             t = g + 0.9 * t
             p = p - lr * t
+        elif optimizer == "nesterov":
+            t = g + 0.9 * t
+            p = p - lr * (g + 0.9 * t)
         else:
             m = 0.9 * m + 0.1 * g
             v = 0.999 * v + 0.001 * g**2

@@ -31,7 +31,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 import core
-from core import lesson, linear, strategies, timing
+from core import lesson, linear, optimizers, strategies, timing
 from widgets.batch import batched, or_unbatched
 from widgets.code import code_view, source_html
 from widgets.controls import Choice, LogSlider, Menu, pin
@@ -553,7 +553,7 @@ class OptaxPanel:
             control.style = {"description_width": "6em"}
         self.status = ipw.HTML()
         self._data = (0, *core.linear_data(0))  # (seed, x, y): drawn again only when the seed moves
-        for optimizer in core.OPTIMIZERS:  # compile all three now, not on a click
+        for optimizer in core.OPTIMIZERS:  # compile each now, not on a click
             core.train_linear(*self._data[1:], optimizer=optimizer, steps=1, max_steps=MAX_STEPS)
         fit, x_steps = self._fit()
         truth = [*core.TRUE_PARAMS["w"], core.TRUE_PARAMS["b"]]
@@ -616,7 +616,7 @@ class OptaxPanel:
                 ipw.HBox([self.lr, self.steps], layout={"flex_flow": "row wrap"}),
                 self.status,
                 side_by_side([self.params_figure, self.loss_figure], beside=beside),
-                code_view([linear.train_step, linear.loss_fn, linear.make_optimizer, linear._fit_kernel]),
+                code_view([linear.train_step, linear.loss_fn, optimizers.make_optimizer, linear._fit_kernel]),
             ]
         )
         for control in controls:
