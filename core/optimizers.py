@@ -20,6 +20,7 @@ import numpy as np
 from jax import lax
 
 from core._checks import check_loss, check_momentum, check_scalar, reject_traced
+from core.data import _positive_int
 from core.training import (
     _batch_loss_and_grad,
     _batch_size,
@@ -56,6 +57,14 @@ MOMENTUM = 0.9
 """The default momentum of "momentum" and "nesterov"."""
 
 
+def check_optimizer(optimizer) -> None:
+    """A name in OPTIMIZERS."""
+    if not isinstance(optimizer, str) or optimizer not in OPTIMIZERS:
+        raise ValueError(
+            f"optimizer must be one of {', '.join(map(repr, OPTIMIZERS))}, got {optimizer!r}"[:200]
+        )
+
+
 def make_optimizer(optimizer: str, lr, momentum=MOMENTUM) -> optax.GradientTransformation:
     """The Optax optimizer of that name at learning rate `lr` (traced is fine): "sgd" is
     optax.sgd(lr); "momentum" optax.sgd(lr, momentum=momentum) (heavy ball: trace t = g + m t, then
@@ -65,9 +74,8 @@ def make_optimizer(optimizer: str, lr, momentum=MOMENTUM) -> optax.GradientTrans
         return optax.sgd(lr)
     if optimizer in ("momentum", "nesterov"):
         return optax.sgd(lr, momentum=momentum, nesterov=optimizer == "nesterov")
-    if optimizer == "adam":
-        return _with_standard_promotion(optax.adam(lr))
-    raise ValueError(f"optimizer must be one of {', '.join(map(repr, OPTIMIZERS))}, got {optimizer!r}"[:200])
+    check_optimizer(optimizer)
+    return _with_standard_promotion(optax.adam(lr))
 
 
 def _with_standard_promotion(opt: optax.GradientTransformation) -> optax.GradientTransformation:
@@ -105,7 +113,8 @@ class OptimizerHistory(NamedTuple):
 
 @functools.partial(jax.jit, static_argnames="optimizer")
 def _optimizer_kernel(w0, lr, lrs, scheduled, momentum, x_batches, y_batches, mean, b, w_star, *, optimizer):
-    """The scan over (x_batches, y_batches, lrs) with (w, opt_state) as its carry.
+    """The scan over (x_batches, y_batches, lrs) with (w, opt_state) as its carry; every array in
+    w0's dtype.
 
     Only `optimizer` is static: lr, the schedule, whether it is used (`scheduled`), momentum and
     the loss (`mean`) are traced, so one compilation per optimizer serves every setting."""
@@ -123,19 +132,10 @@ def _optimizer_kernel(w0, lr, lrs, scheduled, momentum, x_batches, y_batches, me
         new_w = w + _rounded(updates, b > 0)  # optax.apply_updates, unfusable: see _rounded
         return (new_w, state), (new_w, loss, grad, state)
 
-    _, (weights_after, losses, grads, states) = lax.scan(
-        step, (w0, state0), (x_batches, y_batches, lrs.astype(w0.dtype))
-    )
+    _, (weights_after, losses, grads, states) = lax.scan(step, (w0, state0), (x_batches, y_batches, lrs))
     n = jnp.int32(x_batches.shape[0])
     diverged = _divergence_step(w0, weights_after, w_star, n)
     return jnp.concatenate([w0[None], weights_after]), losses, grads, states, diverged
-
-
-def check_optimizer(optimizer) -> None:
-    if not isinstance(optimizer, str) or optimizer not in OPTIMIZERS:
-        raise ValueError(
-            f"optimizer must be one of {', '.join(map(repr, OPTIMIZERS))}, got {optimizer!r}"[:200]
-        )
 
 
 def _check_schedule(lr_schedule, n: int) -> np.ndarray:
@@ -159,7 +159,7 @@ def _check_schedule(lr_schedule, n: int) -> np.ndarray:
 
 
 def optimizer_history(
-    w, lr, x_batches, y_batches, *, optimizer="sgd", momentum=0.9, loss="sum", lr_schedule=None
+    w, lr, x_batches, y_batches, *, optimizer="sgd", momentum=MOMENTUM, loss="sum", lr_schedule=None
 ) -> OptimizerHistory:
     """Run the lesson's scan with an Optax optimizer and keep every step, its state included.
 
@@ -237,9 +237,7 @@ def lr_schedule(schedule, lr, n) -> np.ndarray:
         raise ValueError(f"schedule must be one of {', '.join(map(repr, SCHEDULES))}, got {schedule!r}"[:200])
     check_scalar("lr", lr)
     reject_traced("lr_schedule", lr)
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise ValueError(f"n must be a whole number of steps >= 1, got {n!r}"[:200])
-    lr, n = float(lr), int(n)
+    lr, n = float(lr), _positive_int("n", n)
     quarter, tenth = max(n // 4, 1), max(n // 10, 1)
     shapes = {
         "constant": lambda: optax.constant_schedule(lr),
