@@ -13,7 +13,7 @@ PIP := $(BIN)/python -m pip --disable-pip-version-check -q
 # No accelerator is needed; skipping the probe saves a second at every start.
 export JAX_PLATFORMS ?= cpu
 
-.PHONY: run test lab lab-server hub-pin lint lock clean chromium bench load plotly-js axe-core
+.PHONY: run test lab lab-env lab-server hub-pin lint lock clean chromium bench load plotly-js axe-core
 
 # Compiled XLA programs are kept on disk, so a new kernel loads the engine instead of compiling it
 # (not for `make test`, whose tests count compiles).
@@ -75,7 +75,8 @@ run: $(VENV)/.installed-run
 	@$(call compile_oo,core widgets serving)
 	$(BIN)/python -m voila app.ipynb --no-browser --port=$(PORT) --Voila.ip=$(HOST) $(SERVING)
 
-test: $(VENV)/.installed-test chromium
+# tests/test_lab.py opens exercise.ipynb in JupyterLab, from make lab's environment (lab-env).
+test: $(VENV)/.installed-test chromium lab-env
 	$(BIN)/python -m pytest
 
 # The same notebook in JupyterLab, from an environment of its own, so that installing the lab
@@ -84,6 +85,8 @@ test: $(VENV)/.installed-test chromium
 LAB_VENV ?= .venv-lab
 lab:
 	@$(MAKE) --no-print-directory VENV=$(LAB_VENV) lab-server
+lab-env:
+	@$(MAKE) --no-print-directory VENV=$(LAB_VENV) $(LAB_VENV)/.installed-lab
 lab-server: $(VENV)/.installed-lab
 	$(BIN)/jupyter lab app.ipynb --no-browser --port=$(LAB_PORT) --ServerApp.ip=$(HOST) \
 	  $(if $(filter 0,$(shell id -u)),--allow-root)

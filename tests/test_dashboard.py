@@ -25,6 +25,7 @@ from tests import served
 from tests.reference import batches_for
 from widgets.model import MAP_BATCH_SIZES, MAP_LRS
 from widgets.settings import DEFAULTS, PRESETS, RANGES
+from widgets.stability import BOX, TRACES_PER_LOSS
 
 ROOT = Path(__file__).resolve().parent.parent
 SCREENSHOT = os.environ.get("SCANLAB_SCREENSHOT")  # where to save the page, e.g. docs/screenshot.png
@@ -172,13 +173,15 @@ class Dashboard:
         """The map as drawn: each panel's outcome heatmap (calcdata) and its current-setting box (a
         layout shape: [x0, x1] and [y0, y1])."""
         return self.page.evaluate(
-            """() => {
+            """([perLoss, white]) => {
                 const gd = scanlabChart('Stability map');
                 const nan = (v) => (typeof v === 'number' ? v : NaN);
                 const z = (i) => Array.from(gd.calcdata[i][0].z, (row) => Array.from(row, nan));
                 const box = (shape) => [[shape.x0, shape.x1], [shape.y0, shape.y1]];
-                return {z: [z(0), z(3)], box: gd.layout.shapes.map(box)};
-            }"""
+                const boxes = gd.layout.shapes.filter((s) => s.line.color === white);
+                return {z: [z(0), z(perLoss)], box: boxes.map(box)};
+            }""",
+            [TRACES_PER_LOSS, BOX["color"]],
         )
 
     def layers(self) -> list:

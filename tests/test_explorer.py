@@ -20,7 +20,7 @@ from widgets import DEFAULTS, PRESETS, Explorer
 from widgets.figures import CHARTS, TRACE_TYPES
 from widgets.model import LOSSES, MAP_BATCH_SIZES, MAP_LRS
 from widgets.settings import RANGES
-from widgets.stability import TRACES_PER_LOSS
+from widgets.stability import BOX, TRACES_PER_LOSS
 from widgets.surface import PLOTLY_JS, PLOTLY_PATH, PLOTLY_VERSION, SURFACE_JS, plotly_url, surface_maker
 
 
@@ -268,10 +268,12 @@ def test_no_control_change_recompiles(explorer, count_compiles):
 
 
 def _map_traces(explorer):
-    """{loss: (outcome, diverged, boundary, the current setting's box)} of the stability figure."""
+    """{loss: (outcome, diverged, boundary's outline, boundary, the current setting's box)} of the
+    stability figure."""
     figure = explorer.stability.figure.figure()
-    data, boxes = figure.data, figure.layout.shapes
+    data, shapes = figure.data, figure.layout.shapes
     n = TRACES_PER_LOSS
+    boxes = [shape for shape in shapes if shape.line.color == BOX["color"]]
     return {loss: (*data[n * i : n * i + n], boxes[i]) for i, loss in enumerate(LOSSES)}
 
 
@@ -283,7 +285,7 @@ def _expected_map(settings):
 
 def _assert_map_shows(explorer, settings):
     expected = _expected_map(settings)
-    for loss, (outcome, diverged, boundary, marker) in _map_traces(explorer).items():
+    for loss, (outcome, diverged, outline, boundary, marker) in _map_traces(explorer).items():
         z = np.asarray(outcome.z, dtype=np.float64)
         want = np.clip(expected.log10_error[loss], -6, 3)
         np.testing.assert_array_equal(np.isnan(z), np.isnan(want))
@@ -292,6 +294,8 @@ def _assert_map_shows(explorer, settings):
             ~np.isnan(np.asarray(diverged.z, dtype=np.float64)), expected.diverged[loss]
         )
         np.testing.assert_allclose(10 ** np.asarray(boundary.x), expected.critical_lr[loss], rtol=1e-9)
+        for axis in ("x", "y"):  # the outline is drawn beneath it, along the same points
+            np.testing.assert_array_equal(np.asarray(outline[axis]), np.asarray(boundary[axis]))
         # The box: a rectangle around the current setting's cell, on the outcome's axes.
         assert marker.type == "rect"
         np.testing.assert_allclose(10 ** ((marker.x0 + marker.x1) / 2), settings.lr, rtol=1e-12)
@@ -311,7 +315,7 @@ def test_stability_map_shows_what_core_computes(explorer):
     # Sum and mean differ, and both show diverged and converged cells on the default grid.
     outcome = {loss: traces[0].z for loss, traces in _map_traces(explorer).items()}
     assert not np.array_equal(np.asarray(outcome["sum"]), np.asarray(outcome["mean"]))
-    for _, diverged, _, _ in _map_traces(explorer).values():
+    for _, diverged, *_ in _map_traces(explorer).values():
         drawn = ~np.isnan(np.asarray(diverged.z, dtype=np.float64))
         assert drawn.any() and not drawn.all()
 

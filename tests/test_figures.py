@@ -21,7 +21,7 @@ from widgets.figures import (
 )
 from widgets.model import MAP_LRS, Model
 from widgets.projector import enlarge
-from widgets.stability import BOX
+from widgets.stability import BOX, BOX_OUTLINE
 from widgets.stability import CHART as STABILITY_CHART
 from widgets.surface import _with_path, send, surface_maker
 
@@ -91,7 +91,8 @@ def test_an_lr_move_is_one_message_per_chart_of_its_points_alone(explorer, sent)
     half = np.log10(MAP_LRS[1] / MAP_LRS[0]) / 2  # half a cell
     centre = np.log10(0.0102)
     shapes = explorer.stability.figure.plot_layout["shapes"]
-    assert [(shape["xref"], shape["yref"]) for shape in shapes] == [("x", "y"), ("x2", "y2")]
+    # On each panel the box and, beneath it, its outline.
+    assert [(shape["xref"], shape["yref"]) for shape in shapes] == [("x", "y")] * 2 + [("x2", "y2")] * 2
     for shape in shapes:
         np.testing.assert_allclose([shape["x0"], shape["x1"]], [centre - half, centre + half])
     # The numbers that change with lr are in the captions, not in a title: a layout that changes
@@ -375,9 +376,11 @@ def test_the_projector_view_leaves_the_maps_box_as_thin_as_it_was():
     stability = Model().stability(settings)
     plain = STABILITY_CHART.build(stability, settings)
     large = STABILITY_CHART.build(stability, settings, widget=surface_maker(prepare=enlarge))
-    assert [shape.line.width for shape in plain.layout.shapes] == [BOX["width"]] * 2
-    assert [shape["line"]["width"] for shape in large.plot_layout["shapes"]] == [BOX["width"]] * 2
-    assert large.data[2]["line"]["width"] == 2 * plain.data[2].line.width  # the critical lr's line
+    widths = [BOX_OUTLINE["width"], BOX["width"]] * 2
+    assert [shape.line.width for shape in plain.layout.shapes] == widths
+    assert [shape["line"]["width"] for shape in large.plot_layout["shapes"]] == widths
+    for i in (2, 3):  # the critical lr's line and its outline
+        assert large.data[i]["line"]["width"] == 2 * plain.data[i].line.width
     large.close()
 
 

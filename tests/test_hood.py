@@ -4,13 +4,14 @@ recompiles, bad values get a notice, and the live timing panel ends cleanly at i
 import time
 
 import numpy as np
+import plotly.colors as pc
 import plotly.io as pio
 import pytest
 from traitlets import TraitError
 
 import core
 from widgets import Explorer
-from widgets.figures import TRACE_TYPES
+from widgets.figures import COLORS, TRACE_TYPES
 from widgets.hood import (
     BATCH_SIZES,
     LR_DEMO,
@@ -261,20 +262,83 @@ def test_a_busy_server_runs_no_more_measurements_than_its_slots(hood, tmp_path):
     panel.slot_folder = None
 
 
-def test_every_chart_has_its_trace_types_defaults_from_plotly_white(hood):
-    # widgets.figures.template keeps plotly_white's defaults for TRACE_TYPES only (a smaller widget
-    # state); a chart with any other type would lose its defaults.
+def _every_chart(hood) -> list:
+    """Every chart of the dashboard (go.Figure): the explorer's six and the panels' six."""
     explorer = Explorer(background=False)
     figures = [*explorer.figures.values(), explorer.stability.figure]
     for name in ("invariants", "loops", "optax"):
         panel = hood.open(name)
         figures += [value for value in vars(panel).values() if isinstance(value, Surface)]
     assert len(figures) == 6 + 6
+    return [surface.figure() for surface in figures]
+
+
+def test_every_chart_has_its_trace_types_defaults_from_plotly_white(hood):
+    # widgets.figures.template keeps plotly_white's defaults for TRACE_TYPES only (a smaller widget
+    # state); a chart with any other type would lose its defaults.
     white = pio.templates["plotly_white"]
-    for figure in (surface.figure() for surface in figures):
+    for figure in _every_chart(hood):
         kinds = {trace.type for trace in figure.data}
         assert kinds <= set(TRACE_TYPES), kinds
         template = figure.layout.template
         assert template.layout == white.layout
         for kind in kinds:
             assert template.data[kind] == white.data[kind], kind
+
+
+def _luminance(colour: str) -> float:
+    """WCAG 2.1's relative luminance of "#rrggbb" (or "white", plotly_white's plot)."""
+    colour = {"white": "#ffffff"}.get(colour, colour)
+    channels = np.array([int(colour[i : i + 2], 16) for i in (1, 3, 5)]) / 255
+    linear = np.where(channels <= 0.04045, channels / 12.92, ((channels + 0.055) / 1.055) ** 2.4)
+    return float(linear @ [0.2126, 0.7152, 0.0722])
+
+
+def contrast(a: str, b: str) -> float:
+    """WCAG 2.1's contrast ratio of two colours, 1 to 21."""
+    light, dark = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+def test_the_contrast_ratio_is_wcags():
+    assert contrast("#000000", "#ffffff") == pytest.approx(21)
+    assert contrast("#767676", "#ffffff") == pytest.approx(4.54, abs=0.01)  # WebAIM's figure
+    assert contrast("#E69F00", "#ffffff") < 3  # the Okabe-Ito orange the explorer had
+
+
+def _colours(trace) -> set[str]:
+    """The opaque colours a scatter or bar trace draws with: its line, its markers and their edges."""
+    found = {trace.line.color} if "line" in trace else set()
+    found |= {trace.marker.color, trace.marker.line.color}
+    return {c for c in found if isinstance(c, str) and c.startswith("#")}
+
+
+def test_every_line_that_carries_meaning_stands_out_from_what_it_is_drawn_on(hood):
+    # WCAG 2.1 AA 1.4.11: the parts of a chart needed to read it have 3:1 against what is beside
+    # them. Lines and markers on the white plot, each on its own; lines over the stability map's
+    # cells, as a pair drawn one on the other (a line and its outline), one of which has 3:1 with
+    # every colour a cell can have.
+    seen = 0
+    for figure in _every_chart(hood):
+        background = figure.layout.plot_bgcolor or figure.layout.template.layout.plot_bgcolor
+        lines = [trace for trace in figure.data if trace.type in ("scatter", "bar")]
+        if not any(trace.type == "heatmap" for trace in figure.data):
+            for trace in lines:
+                for colour in _colours(trace):
+                    seen += 1
+                    assert contrast(colour, background) >= 3, (figure.layout.title.text, trace.name, colour)
+            continue
+        assert [c for _, c in figure.layout.coloraxis.colorscale] == pc.sequential.Viridis
+        cells = [*pc.sequential.Viridis, COLORS["diverged"]]  # the scale's stops, and a diverged cell
+        pairs: dict = {}
+        for trace in lines:
+            where = (trace.xaxis, tuple(np.nan_to_num(np.asarray(trace.x, dtype=np.float64))))
+            pairs.setdefault(where, set()).update(_colours(trace))
+        for shape in figure.layout.shapes:
+            pairs.setdefault((shape.xref, shape.x0, shape.y0), set()).add(shape.line.color)
+        assert len(pairs) == 4  # the critical lr's line and the box, on each panel
+        for where, colours in pairs.items():
+            for cell in cells:
+                seen += 1
+                assert max(contrast(c, cell) for c in colours) >= 3, (where, colours, cell)
+    assert seen > 50

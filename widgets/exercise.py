@@ -14,6 +14,13 @@ import numpy as np
 import core
 
 _PASS, _FAIL = "#e6f4ea", "#fce8e6"  # row backgrounds: green, red
+# The table's own colours: under a dark JupyterLab theme the inherited text is light, on light rows.
+_TEXT = "#1a1a1a"
+# The result in words; the glyph is decoration, hidden from screen readers.
+_MARK = {
+    True: '<span aria-hidden="true">&#10004;</span> pass',
+    False: '<span aria-hidden="true">&#10008;</span> fail',
+}
 
 
 def _number(value) -> str:
@@ -63,16 +70,17 @@ class ExerciseReport:
                 )
             rows.append(
                 f'<tr style="background:{_PASS if finding.passed else _FAIL}">'
-                f"<td>{'&#10004;' if finding.passed else '&#10008;'}</td>"
+                f"<td>{_MARK[finding.passed]}</td>"
                 f"<td><code>{html.escape(finding.code)}</code></td>"
                 f"<td>{html.escape(finding.message)}</td>"
                 f"<td>{'' if finding.passed else html.escape(finding.hint)}</td>"
                 f"<td>{numbers}</td></tr>"
             )
-        head = "".join(f"<th>{h}</th>" for h in ("", "check", "what happened", "hint", "numbers"))
+        columns = ("result", "check", "what happened", "hint", "numbers")
+        head = "".join(f'<th scope="col">{h}</th>' for h in columns)
         return (
             f"<p><b>{html.escape(self.summary())}</b></p>"
-            '<table style="border-collapse:collapse;text-align:left">'
+            f'<table style="border-collapse:collapse;text-align:left;color:{_TEXT};background:#ffffff">'
             f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
         )
 

@@ -20,8 +20,13 @@ import plotly.io as pio
 from widgets.model import LOSSES, Result, kept_range
 from widgets.surface import send
 
-# Okabe-Ito: distinguishable with every common colour-vision deficiency.
-COLORS = {"sum": "#0072B2", "mean": "#E69F00", "optimum": "#009E73", "diverged": "#D55E00", "step": "#000000"}
+# Okabe-Ito: distinguishable with every common colour-vision deficiency; its orange darkened to #B87700
+# so that every line stands out from the white plot by 3:1 at least (WCAG 1.4.11; #E69F00 has 2.2:1).
+COLORS = {"sum": "#0072B2", "mean": "#B87700", "optimum": "#009E73", "diverged": "#D55E00", "step": "#000000"}
+# The mean loss's lines are dashed as well: sum and mean are told apart without their colours, and
+# where the two lines coincide (B = 1) both stay visible.
+DASH = {"sum": "solid", "mean": "dash"}
+GREY = "#767676"  # the landscape's curve: the lightest grey with 4.5:1 on white
 
 
 def shown(view: str, loss: str) -> bool:
@@ -85,7 +90,7 @@ def _mode(n: int) -> str:
 def _line(loss, **extra):
     return {
         "mode": "lines+markers",
-        "line": {"color": COLORS[loss], "width": 2},
+        "line": {"color": COLORS[loss], "width": 2, "dash": DASH[loss]},
         "marker": {"size": 4},
         **extra,
     }
@@ -456,7 +461,7 @@ class Landscape(Chart):
         {
             "mode": "lines",
             "name": "average loss L(w)",
-            "line": {"color": "#999999", "width": 2},
+            "line": {"color": GREY, "width": 2},
             "hovertemplate": "w = %{x:.4g}<br>L = %{y:.4g}<extra></extra>",
         },
         _line("sum", name="path, sum loss", hovertemplate="w = %{x:.6g}<br>L = %{y:.4g}<extra>sum</extra>"),
@@ -617,4 +622,4 @@ CHARTS = {
     chart.name: chart for chart in (Trajectory(), LossPerStep(), Landscape(), SumVsMean(), Divergence())
 }
 
-__all__ = ["CHARTS", "COLORS", "Chart", "axis_range", "base_layout", "plottable", "shown"]
+__all__ = ["CHARTS", "COLORS", "DASH", "GREY", "Chart", "axis_range", "base_layout", "plottable", "shown"]

@@ -35,12 +35,13 @@ from core import lesson, linear, optimizers, strategies, timing
 from widgets.batch import batched, or_unbatched
 from widgets.code import code_view, source_html
 from widgets.controls import Choice, LogSlider, Menu, pin
-from widgets.figures import base_layout
+from widgets.figures import COLORS, GREY, base_layout
 from widgets.layout import BESIDE, side_by_side
 from widgets.surface import send, surface_maker
 
 # Okabe-Ito, as the explorer's charts.
-_PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00")
+# The explorer's colours (widgets.figures.COLORS), with two more of 3:1 on white at least.
+_PALETTE = (COLORS["sum"], COLORS["mean"], COLORS["optimum"], "#CC79A7", GREY, COLORS["diverged"])
 _NOTICE = '<span class="scanlab-notice">&#9888; {}</span>'
 
 # The sides of widgets.figures.MARGIN that the hood's line charts need wider as their panels open:

@@ -32,9 +32,16 @@ _Y = np.log2(MAP_BATCH_SIZES.astype(np.float64))
 _ERROR_RANGE = (-6.0, 3.0)  # log10 |w_N - w*| from converged (float32 rounding) to nearly diverged
 _DOMAINS = {"sum": (0.0, 0.44), "mean": (0.56, 1.0)}
 _SUFFIX = {"sum": "", "mean": "2"}  # Plotly's axis names: x, y for the left panel, x2, y2 the right
-TRACES_PER_LOSS = 3  # outcome, diverged cells, critical boundary
+TRACES_PER_LOSS = 4  # outcome, diverged cells, critical boundary's outline, critical boundary
 CELLS = frozenset(TRACES_PER_LOSS * i + k for i in range(len(LOSSES)) for k in (0, 1))  # the heatmaps
-BOX = {"color": "#ff00ff", "width": 3}  # the current setting's box, a shape on each panel
+# The lines over the cells are white on black: any cell colour has a contrast of at least 4.6:1
+# (sqrt(21)) with one of the two, where one colour alone falls below 3:1 on part of the scale
+# (white on Viridis's yellow 1.2:1, magenta on its green 1.3:1, black on its purple 1.2:1).
+OUTLINE = "#000000"
+BOX = {"color": "#ffffff", "width": 2}  # the current setting's box, a shape on each panel
+BOX_OUTLINE = {"color": OUTLINE, "width": 4.5}  # beneath it, showing 1.25 px on each side
+BOUNDARY = {"color": "#ffffff", "width": 2.5, "dash": "dash"}
+BOUNDARY_OUTLINE = {"color": OUTLINE, "width": 4.5}
 SETTLE_S = 0.08  # a recompute waits this long for a newer request (a drag) before it starts
 
 
@@ -77,7 +84,7 @@ class StabilityChart:
         title = (
             f"Stability map: outcome after N = {settings.N} steps<br><sup>where each (lr, B) ends from w0 = "
             f"{settings.w0:.4g}; striped orange: diverged<br>colour: log10 |w_N − w*|; dashed: the critical "
-            "lr of theory<br>magenta box: the current setting; click a cell to go there</sup>"
+            "lr of theory<br>white box: the current setting; click a cell to go there</sup>"
         )
         # The explorer's common layout; its single pair of axes is replaced by one pair per panel.
         layout = base_layout(
@@ -151,7 +158,15 @@ class StabilityChart:
                 {
                     "type": "scatter",
                     "mode": "lines",
-                    "line": {"color": "#ffffff", "width": 2.5, "dash": "dash"},
+                    "line": BOUNDARY_OUTLINE,
+                    "name": "critical lr (theory), outline",
+                    "hoverinfo": "skip",
+                    **axes,
+                },
+                {
+                    "type": "scatter",
+                    "mode": "lines",
+                    "line": BOUNDARY,
                     "name": "critical lr (theory)",
                     "hovertemplate": "critical lr %{customdata:.4g}<extra>" + loss + "</extra>",
                     **axes,
@@ -172,16 +187,17 @@ class StabilityChart:
             fields[loss] = [
                 {"z": plottable(np.clip(stability.log10_error[loss], *_ERROR_RANGE))},
                 {"z": plottable(np.where(diverged, 1.0, np.nan))},
+                {"x": boundary_x, "y": _Y},
                 {"x": boundary_x, "y": _Y, "customdata": critical},
             ]
         return fields
 
     @staticmethod
     def marker(settings: Settings) -> list[dict]:
-        """The current setting's box around its cell, the same on both panels: layout shapes, so
-        that a move of lr or B changes the layout alone, which the browser draws without computing
-        the heatmaps again. Not enlarged in the projector view: twice as thick, it would hide most
-        of the 8 px cell it marks."""
+        """The current setting's box around its cell, white on a black outline (two shapes), the
+        same on both panels: layout shapes, so that a move of lr or B changes the layout alone, which
+        the browser draws without computing the heatmaps again. Not enlarged in the projector view:
+        twice as thick, it would hide most of the 8 px cell it marks."""
         x, y = float(np.log10(settings.lr)), float(np.log2(settings.B))
         half_x, half_y = (_X[1] - _X[0]) / 2, 0.25
         return [
@@ -193,10 +209,11 @@ class StabilityChart:
                 "x1": x + half_x,
                 "y0": y - half_y,
                 "y1": y + half_y,
-                "line": BOX,
+                "line": line,
                 "layer": "above",
             }
             for loss in LOSSES
+            for line in (BOX_OUTLINE, BOX)
         ]
 
     def data(self, stability) -> list[dict]:

@@ -1,0 +1,149 @@
+"""exercise.ipynb as a learner opens it: JupyterLab from `make lab`'s own environment (.venv-lab, which
+`make test` builds), the notebook run from JupyterLab's commands, and the checker's report read by
+axe-core (WCAG 2.1 A and AA) in the light theme and the dark one. Only the report is ours: axe runs on
+its output, not on JupyterLab's own interface."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from benchmarks.protocol import free_port, stop_group
+from tests.test_accessibility import AXE
+
+ROOT = Path(__file__).resolve().parent.parent
+JUPYTER = ROOT / os.environ.get("LAB_VENV", ".venv-lab") / "bin" / "jupyter"
+
+pytestmark = pytest.mark.browser
+
+# A function with one of the mistakes the checker names (every gradient taken at the first weight):
+# its report has green rows and red ones.
+ACCUMULATED = """import jax
+import jax.numpy as jnp
+from jax import lax
+
+
+def scan_training_step(w, lr, x_batches, y_batches):
+    grads = jax.vmap(lambda x, y: 2 * jnp.sum((w * x - y) * x))(x_batches, y_batches)
+    return w - lr * jnp.sum(grads)
+"""
+
+
+@contextlib.contextmanager
+def lab(root: Path):
+    """JupyterLab serving `root`, with no token, its app on `window.jupyterapp` (the option JupyterLab's
+    own browser tests use), kernels importing this checkout's `core` and `widgets`."""
+    if not JUPYTER.exists():
+        pytest.fail(f"{JUPYTER} is missing: `make test` builds make lab's environment first")
+    port = free_port()
+    home = root / "home"
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "JUPYTER_CONFIG_DIR": str(home / "config"),
+        "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
+        "JUPYTERLAB_SETTINGS_DIR": str(home / "settings"),
+        "JUPYTERLAB_WORKSPACES_DIR": str(home / "workspaces"),
+        "JAX_PLATFORMS": "cpu",
+    }
+    process = subprocess.Popen(
+        [
+            str(JUPYTER),
+            "lab",
+            "--no-browser",
+            f"--port={port}",
+            "--ServerApp.ip=127.0.0.1",
+            f"--ServerApp.root_dir={root}",
+            "--IdentityProvider.token=",
+            "--ServerApp.password=",
+            "--LabApp.expose_app_in_browser=True",
+            "--allow-root",
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                urllib.request.urlopen(url + "api", timeout=5).close()
+                break
+            except OSError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise AssertionError(f"JupyterLab did not start (exit code {process.poll()})") from None
+                time.sleep(0.5)
+        yield url
+    finally:
+        stop_group(process)
+
+
+def report_violations(page) -> list:
+    """axe-core's violations inside the checker's report (every output holding its table)."""
+    if not page.evaluate("() => !!window.axe"):
+        page.add_script_tag(content=AXE.read_text())
+    found = page.evaluate(
+        """async () => {
+            const outputs = [...document.querySelectorAll('.jp-OutputArea-output')]
+                .filter(o => o.querySelector('table'));
+            if (!outputs.length) throw new Error('no report on the page');
+            const results = await axe.run(outputs, {runOnly: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa',
+                'best-practice']});
+            return results.violations.map(v => [v.id, v.impact, v.nodes.length,
+                v.nodes.slice(0, 3).map(n => n.target.join(' ') + ': ' + (n.failureSummary || ''))]);
+        }"""
+    )
+    return [tuple(v) for v in found]
+
+
+def run_all(page, summary: str) -> None:
+    """Run every cell of the open notebook and wait for the report that starts with `summary`."""
+    page.evaluate("() => jupyterapp.commands.execute('notebook:run-all-cells')")
+    page.locator(".jp-OutputArea-output", has_text=summary).wait_for(timeout=180_000)
+
+
+@pytest.mark.parametrize("theme", ["JupyterLab Light", "JupyterLab Dark"])
+def test_axe_finds_nothing_in_the_exercise_report(browser, tmp_path, theme):
+    shutil.copy(ROOT / "exercise.ipynb", tmp_path / "exercise.ipynb")
+    with lab(tmp_path) as url:
+        context = browser.new_context(viewport={"width": 1440, "height": 900})
+        page = context.new_page()
+        errors = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.goto(url + "lab/tree/exercise.ipynb", timeout=60_000)
+        page.wait_for_function("() => window.jupyterapp && jupyterapp.shell.currentWidget", timeout=90_000)
+        page.locator(".jp-Notebook .jp-Cell").first.wait_for(timeout=90_000)
+        page.evaluate("theme => jupyterapp.commands.execute('apputils:change-theme', {theme})", theme)
+        page.wait_for_function(
+            "theme => document.body.dataset.jpThemeName === theme", arg=theme, timeout=30_000
+        )
+        page.locator(".jp-Notebook").wait_for()
+        page.wait_for_function(
+            "() => jupyterapp.shell.currentWidget.sessionContext.session?.kernel?.status === 'idle'",
+            timeout=120_000,
+        )
+        run_all(page, "Not yet: error.")  # the notebook as shipped: the body raises
+        assert report_violations(page) == []
+        # A function with a real mistake: its report has rows that pass and rows that fail.
+        page.evaluate(
+            """source => jupyterapp.shell.currentWidget.content.widgets
+                .find(cell => cell.model.sharedModel.getSource().includes('def scan_training_step'))
+                .model.sharedModel.setSource(source)""",
+            ACCUMULATED,
+        )
+        run_all(page, "Not yet: accumulated_gradients")
+        report = page.locator(".jp-OutputArea-output", has_text="Not yet: accumulated_gradients")
+        results = report.locator("tbody tr td:first-child").all_inner_texts()
+        assert {r.split()[-1] for r in results} == {"pass", "fail"}, results
+        assert report_violations(page) == []
+        assert errors == [], errors
+        context.close()
