@@ -7,7 +7,14 @@ Pure JAX and NumPy; no UI imports and no module-level state.
 from core.data import Draws, batches_from_draws, draw_batches, make_batches
 from core.exercise import MISTAKES, Finding, Report, check_training_step
 from core.linear import TRUE_PARAMS, LinearFit, linear_data, train_linear
-from core.optimizers import OPTIMIZERS, SCHEDULES, OptimizerHistory, lr_schedule, optimizer_history
+from core.optimizers import (
+    OPTIMIZERS,
+    SCHEDULES,
+    OptimizerHistory,
+    lr_schedule,
+    optimizer_histories,
+    optimizer_history,
+)
 from core.stability import StabilityMap, stability_map
 from core.strategies import (
     STRATEGIES,
@@ -48,6 +55,7 @@ __all__ = [
     "SCHEDULES",
     "OptimizerHistory",
     "lr_schedule",
+    "optimizer_histories",
     "optimizer_history",
     "TRUE_PARAMS",
     "LinearFit",

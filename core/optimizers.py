@@ -19,9 +19,10 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from core._checks import check_loss, check_momentum, check_scalar, reject_traced
+from core._checks import carry_dtype, check_fits, check_loss, check_momentum, check_scalar, reject_traced
 from core.data import _positive_int
 from core.training import (
+    PaddedBatches,
     _batch_loss_and_grad,
     _batch_size,
     _divergence_step,
@@ -29,6 +30,7 @@ from core.training import (
     _prepare,
     _rounded,
     _w_star,
+    check_padded,
 )
 
 
@@ -112,30 +114,51 @@ class OptimizerHistory(NamedTuple):
 
 
 @functools.partial(jax.jit, static_argnames="optimizer")
-def _optimizer_kernel(w0, lr, lrs, scheduled, momentum, x_batches, y_batches, mean, b, w_star, *, optimizer):
-    """The scan over (x_batches, y_batches, lrs) with (w, opt_state) as its carry; every array in
-    w0's dtype.
+def _optimizer_kernel(
+    w0, lr, lrs, scheduled, momentum, x_batches, y_batches, mean, n, b, w_star, *, optimizer
+):
+    """The scan over (x_batches, y_batches, lrs) with (w, opt_state) as its carry, on the first n
+    rows and b columns; every array in w0's dtype.
 
-    Only `optimizer` is static: lr, the schedule, whether it is used (`scheduled`), momentum and
-    the loss (`mean`) are traced, so one compilation per optimizer serves every setting."""
+    Only `optimizer` is static: lr, the schedule, whether it is used (`scheduled`), momentum, the
+    loss (`mean`), n and b are traced, so one compilation per optimizer serves every setting of
+    one array shape. Rows past n leave the carry (w and state) as it is, and columns past b count
+    as exact zeros (`_batch_loss_and_grad`), so padded batches give the unpadded numbers."""
     state0 = make_optimizer(optimizer, lr, momentum).init(w0)
 
     def step(carry, inputs):
         w, state = carry
-        x, y, lr_k = inputs
+        i, x, y, lr_k = inputs
         # A constant lr is closed over; a schedule's lr arrives with this step's batch.
         rate = jnp.where(scheduled, lr_k, lr)
         loss, grad = _batch_loss_and_grad(w, x, y, b)
         loss = jnp.where(mean, _mean_of(loss, b), loss)
         grad = jnp.where(mean, _mean_of(grad, b), grad)
-        updates, state = make_optimizer(optimizer, rate, momentum).update(grad, state, w)
+        updates, new_state = make_optimizer(optimizer, rate, momentum).update(grad, state, w)
         new_w = w + _rounded(updates, b > 0)  # optax.apply_updates, unfusable: see _rounded
-        return (new_w, state), (new_w, loss, grad, state)
+        live = i < n
+        kept = jax.tree.map(lambda new, old: jnp.where(live, new, old), (new_w, new_state), (w, state))
+        return kept, (kept[0], loss, grad, kept[1])
 
-    _, (weights_after, losses, grads, states) = lax.scan(step, (w0, state0), (x_batches, y_batches, lrs))
-    n = jnp.int32(x_batches.shape[0])
+    rows = lax.iota(jnp.int32, x_batches.shape[0])
+    _, (weights_after, losses, grads, states) = lax.scan(
+        step, (w0, state0), (rows, x_batches, y_batches, lrs)
+    )
     diverged = _divergence_step(w0, weights_after, w_star, n)
     return jnp.concatenate([w0[None], weights_after]), losses, grads, states, diverged
+
+
+def _history(outputs, n: int) -> OptimizerHistory:
+    """The kernel's outputs as an OptimizerHistory of NumPy arrays, cut to the first n steps."""
+    weights, losses, grads, states, diverged = outputs
+    k = int(diverged)
+    return OptimizerHistory(
+        np.asarray(weights)[: n + 1].copy(),
+        np.asarray(losses)[:n].copy(),
+        np.asarray(grads)[:n].copy(),
+        None if k < 0 else k,
+        jax.tree.map(lambda leaf: np.asarray(leaf)[:n].copy(), states),
+    )
 
 
 def _check_schedule(lr_schedule, n: int) -> np.ndarray:
@@ -190,7 +213,7 @@ def optimizer_history(
     scheduled = lr_schedule is not None
     lrs = _check_schedule(lr_schedule, n) if scheduled else np.zeros(n)
     b = _batch_size(x)
-    weights, losses, grads, states, diverged = _optimizer_kernel(
+    outputs = _optimizer_kernel(
         w,
         lr,
         jnp.asarray(lrs, w.dtype),
@@ -199,18 +222,63 @@ def optimizer_history(
         x,
         y,
         jnp.bool_(loss == "mean"),
+        np.int32(n),
         b,
         _w_star(x, y, np.int32(n), np.int32(x.shape[1])),
         optimizer=optimizer,
     )
-    k = int(diverged)
-    return OptimizerHistory(
-        np.asarray(weights),
-        np.asarray(losses),
-        np.asarray(grads),
-        None if k < 0 else k,
-        jax.tree.map(np.asarray, states),
+    return _history(outputs, n)
+
+
+def optimizer_histories(
+    w, lr, batches: PaddedBatches, *, optimizer="sgd", momentum=MOMENTUM, lr_schedule=None
+) -> dict:
+    """`optimizer_history` of both losses on padded batches: the explorer's, behind its controls.
+
+    Args:
+      w, lr: as for `HistoryEngine.run` (the carry dtype follows w, else the batches).
+      batches: `HistoryEngine.pad` or `.corner`: the first batches.n steps of batches.b examples.
+      optimizer, momentum: as for `optimizer_history`.
+      lr_schedule: None, or batches.n learning rates (as for `optimizer_history`).
+
+    Returns:
+      {"sum": OptimizerHistory, "mean": OptimizerHistory}, each what `optimizer_history` gives on
+      the unpadded (n, b) batches: the same weights and diverged_at bit for bit, the recorded grads
+      and states the same within float32 rounding (a compiler may round a recorded output in a
+      fusion of its own). One compilation per optimizer serves every n, b, w, lr, momentum and
+      schedule that fit the padded arrays. With "sgd" and no schedule the weights, losses, grads
+      and diverged_at are `HistoryEngine.histories`' bit for bit.
+    """
+    check_optimizer(optimizer)
+    check_scalar("w", w)
+    check_scalar("lr", lr)
+    reject_traced("optimizer_histories", w, lr, momentum, lr_schedule)
+    check_padded(batches)
+    momentum = check_momentum(momentum)
+    dtype = carry_dtype(w, batches.x.dtype)
+    check_fits("w", w, dtype)
+    check_fits("lr", lr, dtype)
+    x, y = (a if a.dtype == dtype else a.astype(dtype) for a in (batches.x, batches.y))
+    n, b = np.int32(batches.n), np.int32(batches.b)
+    w_star = batches.w_star if batches.w_star is not None and x is batches.x else _w_star(x, y, n, b)
+    scheduled = lr_schedule is not None
+    lrs = np.zeros(x.shape[0])
+    if scheduled:
+        lrs[: batches.n] = _check_schedule(lr_schedule, batches.n)
+    common = (
+        np.asarray(w, dtype),
+        np.asarray(lr, dtype),
+        jnp.asarray(lrs, dtype),
+        jnp.bool_(scheduled),
+        jnp.asarray(momentum, dtype),
+        x,
+        y,
     )
+    outputs = {
+        loss: _optimizer_kernel(*common, jnp.bool_(loss == "mean"), n, b, w_star, optimizer=optimizer)
+        for loss in ("sum", "mean")
+    }
+    return {loss: _history(out, batches.n) for loss, out in outputs.items()}
 
 
 _COUNTS = 2048  # the explorer's largest N
@@ -262,5 +330,6 @@ __all__ = [
     "SCHEDULES",
     "OptimizerHistory",
     "lr_schedule",
+    "optimizer_histories",
     "optimizer_history",
 ]

@@ -395,3 +395,113 @@ def test_bad_schedule_arguments(args, error, words):
 def test_critical_lr_refuses_a_bad_momentum(momentum, error):
     with pytest.raises(error, match="momentum must"):
         core.critical_lr(X, momentum=momentum)
+
+
+# The explorer's path: padded batches (HistoryEngine.pad / corner), both losses, one compile.
+ENGINE = core.HistoryEngine(max_steps=40, max_batch=32)
+
+
+def _corner(rng, *, stable=True):
+    """(w0, lr, padded corner, its unpadded x and y) of a random run on one padded data set."""
+    n, b = int(rng.integers(1, 41)), int(rng.integers(1, 33))
+    x = rng.normal(size=(40, 32)).astype(np.float32)
+    y = (float(rng.uniform(-3, 3)) * x + rng.normal(scale=0.5, size=(40, 32))).astype(np.float32)
+    corner = ENGINE.corner(ENGINE.pad(x, y), n, b)
+    lr = float(core.critical_lr(x[:n, :b]) * rng.uniform(0.02, 0.5 if stable else 3.0))
+    return float(rng.normal()), lr, corner, x[:n, :b], y[:n, :b]
+
+
+def test_on_padded_batches_sgd_is_the_engines_histories_bit_for_bit():
+    rng = np.random.default_rng(11)
+    diverged = 0
+    for _ in range(CASES):
+        w0, lr, corner, _, _ = _corner(rng, stable=False)
+        got = core.optimizer_histories(w0, lr, corner, optimizer="sgd")
+        want = ENGINE.histories(w0, lr, corner)
+        for loss in ("sum", "mean"):
+            np.testing.assert_array_equal(got[loss].weights, want[loss].weights)
+            np.testing.assert_array_equal(got[loss].losses, want[loss].losses)
+            np.testing.assert_array_equal(got[loss].grads, want[loss].grads)
+            assert got[loss].diverged_at == want[loss].diverged_at
+            diverged += want[loss].diverged_at is not None
+    assert diverged > 5
+
+
+@pytest.mark.parametrize("optimizer", OPTIMIZERS)
+def test_on_padded_batches_each_optimizer_is_its_unpadded_run(optimizer):
+    # Rows past n and columns past b drop out: the padded run is the unpadded one.
+    rng = np.random.default_rng(12)
+    for _ in range(CASES):
+        w0, lr, corner, x, y = _corner(rng)
+        momentum = float(rng.uniform(0, 0.95))
+        schedule = (
+            (lr * rng.uniform(0.1, 1.0, size=corner.n)).astype(np.float32) if rng.uniform() < 0.5 else None
+        )
+        got = core.optimizer_histories(
+            w0, lr, corner, optimizer=optimizer, momentum=momentum, lr_schedule=schedule
+        )
+        for loss in ("sum", "mean"):
+            want = optimizer_history(
+                w0, lr, x, y, optimizer=optimizer, momentum=momentum, loss=loss, lr_schedule=schedule
+            )
+            np.testing.assert_array_equal(got[loss].weights, want.weights)
+            assert got[loss].diverged_at == want.diverged_at
+            # The recorded gradients and states: bit for bit in 397 of 400 runs measured, the rest
+            # within 5e-8 of their largest value (XLA rounds a recorded output in a fusion of its
+            # own, shaped by the arrays); the weights they produce are the same bits.
+            leaves = zip(jax.tree.leaves(got[loss]), jax.tree.leaves(want), strict=True)
+            for a, b in leaves:
+                assert np.shape(a) == np.shape(b)
+                scale = np.max(np.abs(b), initial=0.0) if np.size(b) else 0.0
+                np.testing.assert_allclose(a, b, rtol=0, atol=1e-6 * scale)
+            assert all(leaf.shape[0] == corner.n for leaf in jax.tree.leaves(got[loss].states))
+
+
+def test_on_padded_batches_no_setting_recompiles(count_compiles):
+    rng = np.random.default_rng(13)
+    x = rng.normal(size=(40, 32)).astype(np.float32)
+    full = ENGINE.pad(x, 2 * x)
+    for optimizer in OPTIMIZERS:
+        core.optimizer_histories(0.0, 0.01, full, optimizer=optimizer)
+    lr_schedule("cosine", 0.01, 40)
+    finals = set()
+    with count_compiles() as compiles:
+        for optimizer in OPTIMIZERS:
+            for n, b in ((1, 1), (17, 5), (40, 32)):
+                corner = ENGINE.corner(full, n, b)
+                lr = float(rng.uniform(0.001, 0.02))
+                for schedule in (None, "cosine"):
+                    run = core.optimizer_histories(
+                        float(rng.normal()),
+                        lr,
+                        corner,
+                        optimizer=optimizer,
+                        momentum=float(rng.uniform(0, 0.99)),
+                        lr_schedule=None if schedule is None else lr_schedule(schedule, lr, n),
+                    )
+                    finals.add(float(run["mean"].weights[-1]))
+    assert compiles == []
+    assert len(finals) == len(OPTIMIZERS) * 3 * 2
+
+
+@pytest.mark.parametrize(
+    "args, kwargs, error, words",
+    [
+        ((0.0, 0.1, "batches"), {}, TypeError, "batches must be"),
+        ((0.0, 0.1, None), {"optimizer": "rmsprop"}, ValueError, "optimizer must be one of"),
+        ((0.0, 0.1, None), {"momentum": 1.0}, ValueError, "momentum must be in [0, 1)"),
+        (
+            (0.0, 0.1, None),
+            {"lr_schedule": np.ones(4, np.float32)},
+            ValueError,
+            "one learning rate per step, N = 3",
+        ),
+        ((0.0, 0.1, None), {"lr_schedule": np.ones(3, np.int32)}, TypeError, "real floating-point"),
+        ((0.0, float("nan"), None), {}, ValueError, "lr must be finite"),
+        ((True, 0.1, None), {}, TypeError, "w must be a real number"),
+    ],
+)
+def test_on_padded_batches_bad_arguments_name_themselves(args, kwargs, error, words):
+    batches = args[2] if args[2] is not None else ENGINE.corner(ENGINE.pad(X, X), 3, 2)
+    with pytest.raises(error, match=__import__("re").escape(words)):
+        core.optimizer_histories(args[0], args[1], batches, **kwargs)
