@@ -1,12 +1,14 @@
 """The explorer without a browser: every control, preset, view change and playback step puts
 exactly what core computes into the figures, and bad values never break a chart."""
 
+import html
 import json
 import re
 import subprocess
 import sys
 from pathlib import Path
 
+import jax
 import numpy as np
 import plotly
 import plotly.graph_objects as go
@@ -118,6 +120,7 @@ EXPECTED_REGIMES = {
     "two-cycle": "two-cycle",
     "diverging": "diverging",
     "sum-vs-mean": "oscillating",
+    "schedule-rescue": "diverging",  # at its constant lr; the schedule's run is checked on its own
 }
 
 
@@ -541,3 +544,87 @@ def test_a_chart_opened_late_gets_the_run_the_kernel_last_computed():
         assert state["revision"] == figure.revision > 0, name
         for axis in ("xaxis", "yaxis"):
             assert state["plot_layout"][axis]["range"] == figure.get(f"{axis}.range"), name
+
+
+# The carry grown up: the chosen optimizer and schedule, overlaid on plain SGD.
+OVERLAY = 4  # the trajectory's trace of the overlaid run (the step marker stays last)
+
+
+def _overlay(explorer):
+    return explorer.figures["trajectory"].figure().data[OVERLAY]
+
+
+@pytest.mark.parametrize("optimizer", core.OPTIMIZERS)
+@pytest.mark.parametrize("schedule", ["constant", "cosine"])
+def test_the_chosen_optimizer_is_overlaid_as_core_computes_it(explorer, optimizer, schedule):
+    settings = DEFAULTS._replace(optimizer=optimizer, schedule=schedule, momentum=0.7, N=37, B=5, loss="mean")
+    explorer.apply(settings)
+    trace = _overlay(explorer)
+    if optimizer == "sgd" and schedule == "constant":
+        assert trace.visible is False  # plain SGD alone
+        assert "dotted" not in explorer.status.value
+        return
+    x, y = batches_for(settings)
+    want = core.optimizer_history(
+        settings.w0,
+        settings.lr,
+        x,
+        y,
+        optimizer=optimizer,
+        momentum=0.7,
+        loss="mean",
+        lr_schedule=None if schedule == "constant" else core.lr_schedule(schedule, settings.lr, 37),
+    )
+    assert trace.visible is True and trace.name.startswith(f"w, {optimizer}") and "(mean loss)" in trace.name
+    np.testing.assert_array_equal(_drawn(trace), _as_drawn(want))
+    _assert_matches_core(explorer)  # plain SGD's lines are as they were
+    assert f"final w = {float(want.weights[-1]):.6g}" in explorer.status.value
+    # Playback shows the carry as (w, state), the state's leaves by their Optax names.
+    explorer._move_step(3)
+    text = html.unescape(explorer.step_info.value)
+    assert f"after 3 steps: carry (w, state) = (w = {float(want.weights[3]):.6g}" in text
+    leaves = {"sgd": [], "momentum": ["trace"], "nesterov": ["trace"], "adam": ["count", "mu", "nu"]}[
+        optimizer
+    ]
+    for name in leaves:
+        assert f"{name} = " in text
+    if optimizer == "momentum":
+        (trace,) = jax.tree.leaves(want.states)
+        assert f"trace = {float(trace[2]):.6g}" in text
+    if schedule == "cosine":
+        assert "step 3's lr from the schedule" in text
+
+
+def test_the_schedule_rescue_preset_grows_constant_and_converges_scheduled(explorer):
+    explorer.presets["schedule-rescue"].click()
+    result = explorer.result
+    assert result.regimes["sum"] == "diverging"  # the constant lr: past the critical one
+    assert abs(result.histories["sum"].weights[-1] - result.w_star) > 10
+    rescued = result.optimized["sum"]
+    assert rescued.diverged_at is None and abs(rescued.weights[-1] - result.w_star) < 1e-3
+    assert "sgd, exponential schedule" in _overlay(explorer).name
+
+
+def test_the_optimizer_controls_never_recompile(explorer, count_compiles):
+    # One compilation per optimizer kind, and Optax's few operations of each schedule, on first use.
+    for optimizer, schedule in zip(core.OPTIMIZERS * 2, core.SCHEDULES, strict=False):
+        explorer.apply(DEFAULTS._replace(optimizer=optimizer, schedule=schedule))
+    rng = np.random.default_rng(5)
+    finals = set()
+    with count_compiles() as compiles:
+        for _ in range(16):
+            explorer.apply(
+                DEFAULTS._replace(
+                    lr=float(10 ** rng.uniform(-4, -1)),
+                    N=int(rng.integers(1, 1001)),
+                    B=int(rng.integers(1, 513)),
+                    optimizer=str(rng.choice(core.OPTIMIZERS)),
+                    momentum=float(rng.uniform(0, 0.99)),
+                    schedule=str(rng.choice(core.SCHEDULES)),
+                )
+            )
+            if explorer.result.optimized is not None:
+                finals.add(float(explorer.result.optimized["sum"].weights[-1]))
+            explorer.stability.wait()
+    assert compiles == []
+    assert len(finals) >= 10

@@ -23,6 +23,12 @@ from widgets.settings import DEFAULTS, PRESETS, RANGES, Settings, from_query, sa
         ("kind=uniform", "kind", DEFAULTS.kind),
         ("seed=-1", "seed", 0),
         ("noise=%F0%9F%98%80", "noise", DEFAULTS.noise),
+        ("optimizer=rmsprop", "optimizer", DEFAULTS.optimizer),
+        ("optimizer=ADAM", "optimizer", DEFAULTS.optimizer),
+        ("momentum=1", "momentum", RANGES["momentum"][1]),
+        ("momentum=-0.5", "momentum", 0.0),
+        ("momentum=x", "momentum", DEFAULTS.momentum),
+        ("schedule=linear", "schedule", DEFAULTS.schedule),
     ],
 )
 def test_bad_url_values_get_a_valid_value_and_a_notice(query, field, expected):
@@ -36,6 +42,15 @@ def test_good_url_values_are_taken():
     settings, notices = from_query("lr=0.05&N=50&B=8&loss=both&w0=-1.5&kind=ones&seed=7")
     assert notices == []
     assert settings == DEFAULTS._replace(lr=0.05, N=50, B=8, loss="both", w0=-1.5, kind="ones", seed=7)
+
+
+def test_the_optimizer_keys_round_trip_and_are_left_out_at_their_defaults():
+    settings, notices = from_query("optimizer=nesterov&momentum=0.5&schedule=warmup")
+    assert notices == []
+    assert settings == DEFAULTS._replace(optimizer="nesterov", momentum=0.5, schedule="warmup")
+    assert "optimizer=nesterov&momentum=0.5&schedule=warmup" in to_query(settings)
+    assert from_query(to_query(settings)) == (settings, [])
+    assert not any(key in to_query(DEFAULTS) for key in ("optimizer", "momentum", "schedule"))
 
 
 def test_preset_then_overrides_in_any_order():

@@ -17,18 +17,20 @@ import os
 from urllib.parse import urlsplit, urlunsplit
 
 import ipywidgets as ipw
+import jax
+import numpy as np
 
 from core import lesson, stability, theory, training
 from widgets.access import Access
 from widgets.batch import Batch, batched
 from widgets.code import code_view
-from widgets.controls import Choice, LogSlider, pin
+from widgets.controls import Choice, LogSlider, Menu, pin
 from widgets.export import CSV_HEADER, charts_html, download_link, file_stem, run_csv
-from widgets.figures import CHARTS, LOSSES, shown
+from widgets.figures import CHARTS, LOSSES, run_name, shown
 from widgets.heap import return_freed_memory
 from widgets.hood import UnderTheHood
 from widgets.layout import BESIDE, BESIDE_PROJECTOR, side_by_side
-from widgets.model import Model, Result
+from widgets.model import Model, Result, overlaid
 from widgets.preheat import wait_for_request
 from widgets.projector import enlarge
 from widgets.script import FILENAME, training_script
@@ -82,14 +84,17 @@ _STYLE = """
 _PROJECTOR_TEXT = "body .jp-RenderedHTMLCommon { --jp-content-font-size1: 18px; font-size: 18px; }\n"
 
 
-def _labelled(widget, tooltip: str):
+def _labelled(widget, tooltip: str, width: str = "4em"):
     widget.tooltip = tooltip
-    widget.style = {"description_width": "4em"}
+    widget.style = {"description_width": width}
     if isinstance(widget, ipw.ToggleButtons):
         widget.style.button_width = "6.5em"
     elif isinstance(widget, (ipw.FloatLogSlider, ipw.FloatSlider, ipw.IntSlider)):
         widget.layout.width = "100%"
     return widget
+
+
+_LONG_LABEL = "6em"  # "optimizer", "momentum", "schedule" in full
 
 
 def _controls() -> dict:
@@ -153,6 +158,27 @@ def _controls() -> dict:
                 layout={"width": "12em"},
             ),
             "data seed",
+        ),
+        "optimizer": _labelled(
+            Menu(options=list(CHOICES["optimizer"]), value=DEFAULTS.optimizer, description="optimizer"),
+            "Optax's optimizer whose run is drawn over plain SGD's: its state rides in the carry",
+            _LONG_LABEL,
+        ),
+        "momentum": _labelled(
+            ipw.FloatSlider(
+                value=DEFAULTS.momentum,
+                min=RANGES["momentum"][0],
+                max=RANGES["momentum"][1],
+                step=0.01,
+                description="momentum",
+            ),
+            "the momentum of the momentum and nesterov optimizers",
+            _LONG_LABEL,
+        ),
+        "schedule": _labelled(
+            Menu(options=list(CHOICES["schedule"]), value=DEFAULTS.schedule, description="schedule"),
+            "how the learning rate changes over the N steps; the schedule is scanned with the batches",
+            _LONG_LABEL,
         ),
     }
 
@@ -375,6 +401,7 @@ class Explorer:
                 primary,
                 ipw.VBox([i["w0"], i["true_w"], i["noise"]], layout=column),
                 ipw.VBox([i["loss"], i["kind"], i["seed"]], layout=column),
+                ipw.VBox([i["optimizer"], i["momentum"], i["schedule"]], layout=column),
             ],
             layout={"flex_flow": "row wrap"},
         )
@@ -611,6 +638,15 @@ class Explorer:
                 f"<b>{loss} loss</b>: {html.escape(words)} "
                 f"(lr = {s.lr:.4g}, critical lr = {r.critical_lr[loss]:.4g}, w* = {r.w_star:.6g})"
             )
+        if overlaid(s):
+            loss = "sum" if shown(s.loss, "sum") else "mean"
+            h = r.optimized[loss]
+            if h.diverged_at is not None:
+                words = f"diverged at step {h.diverged_at}"
+            else:
+                final = float(h.weights[-1])
+                words = f"final w = {final:.6g}, |w − w*| = {abs(final - r.w_star):.3g}"
+            lines.append(f"<b>{html.escape(run_name(s))}</b> ({loss} loss, dotted): {html.escape(words)}")
         return "<br>".join(lines)
 
     def _step_text(self) -> str:
@@ -632,4 +668,25 @@ class Explorer:
                 f"at it g = {g:.6g}; carry out w<sub>{k + 1}</sub> = w<sub>{k}</sub> − lr·g = {w:.6g} − "
                 f"{s.lr:.4g}·({g:.6g}) = {new:.6g}"
             )
+        if overlaid(s):
+            lines.append(self._carry_text())
         return "<br>".join(lines)
+
+    def _carry_text(self) -> str:
+        """The overlaid run's carry after the current step: (w, the optimizer's state)."""
+        r, s, k = self.result, self.settings, self.step
+        loss = "sum" if shown(s.loss, "sum") else "mean"
+        h = r.optimized[loss]
+        # The state's leaves by their names in Optax's NamedTuples (trace; count, mu, nu).
+        leaves = jax.tree_util.tree_flatten_with_path(h.states)[0]
+        state = ", ".join(
+            f"{jax.tree_util.keystr(path[-1:], simple=True)} = {float(np.asarray(leaf)[k - 1]):.6g}"
+            for path, leaf in leaves
+        )
+        state = "state as Optax's init makes it" if k == 0 else state or "a state of no arrays (sgd's)"
+        if r.schedule is not None and k < s.N:  # scanned with the batches, not in the carry
+            state += f"; step {k}'s lr from the schedule: {float(r.schedule[k]):.4g}"
+        return (
+            f"<b>{html.escape(run_name(s))}</b>, after {k} steps: carry (w, state) = "
+            f"(w = {float(h.weights[k]):.6g}; {html.escape(state)})"
+        )

@@ -17,12 +17,19 @@ import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
 
-from widgets.model import LOSSES, Result, kept_range
+from widgets.model import LOSSES, Result, kept_range, overlaid
 from widgets.surface import send
 
 # Okabe-Ito: distinguishable with every common colour-vision deficiency; its orange darkened to #B87700
 # so that every line stands out from the white plot by 3:1 at least (WCAG 1.4.11; #E69F00 has 2.2:1).
-COLORS = {"sum": "#0072B2", "mean": "#B87700", "optimum": "#009E73", "diverged": "#D55E00", "step": "#000000"}
+COLORS = {
+    "sum": "#0072B2",
+    "mean": "#B87700",
+    "optimum": "#009E73",
+    "diverged": "#D55E00",
+    "step": "#000000",
+    "optimizer": "#AA4499",  # Paul Tol's purple, 5.3:1 on white: the chosen optimizer's run
+}
 # The mean loss's lines are dashed as well: sum and mean are told apart without their colours, and
 # where the two lines coincide (B = 1) both stay visible.
 DASH = {"sum": "solid", "mean": "dash"}
@@ -331,6 +338,12 @@ class Trajectory(Chart):
             "name": "diverged",
             "hovertemplate": "diverged: w after %{x} steps<extra></extra>",
         },
+        # The chosen optimizer and schedule from the same w0 on the same batches, against plain SGD.
+        {
+            "mode": "lines",
+            "line": {"color": COLORS["optimizer"], "width": 3, "dash": "dot"},
+            "hovertemplate": "step %{x}<br>w = %{y:.6g}",  # and the trace's name
+        },
         {**_STEP_MARKER, "hovertemplate": "step %{x}<br>w = %{y:.6g}<extra>current</extra>"},
     ]
 
@@ -350,10 +363,31 @@ class Trajectory(Chart):
             {"x": steps, "y": drawn["mean"], "visible": shown(view, "mean"), "mode": _mode(s.N)},
             {"x": [0, s.N], "y": [result.w_star, result.w_star]},
             {"x": [k for k, _ in points], "y": [v for _, v in points]},
+            self._overlay(result, view),
         ]
+
+    @staticmethod
+    def _overlay(result, view) -> dict:
+        """The chosen optimizer's weights for the first loss shown; hidden for plain SGD."""
+        s = result.settings
+        if not overlaid(s):
+            return {"x": [], "y": [], "visible": False, "name": "another optimizer"}
+        loss = _first_shown(view)
+        return {
+            "x": _steps(s.N + 1),
+            "y": plottable(result.optimized[loss].weights),
+            "visible": True,
+            "name": f"w, {run_name(s)} ({loss} loss)",
+        }
 
     def marker(self, result, view, step):
         return _point(step, _at(result.histories[_first_shown(view)].weights, step))
+
+
+def run_name(s) -> str:
+    """The overlaid run in words: "adam", "momentum 0.9", "sgd, cosine schedule"."""
+    name = f"{s.optimizer} {s.momentum:g}" if s.optimizer in ("momentum", "nesterov") else s.optimizer
+    return name if s.schedule == "constant" else f"{name}, {s.schedule} schedule"
 
 
 STEP_TICKS_UP_TO = 10
@@ -622,4 +656,15 @@ CHARTS = {
     chart.name: chart for chart in (Trajectory(), LossPerStep(), Landscape(), SumVsMean(), Divergence())
 }
 
-__all__ = ["CHARTS", "COLORS", "DASH", "GREY", "Chart", "axis_range", "base_layout", "plottable", "shown"]
+__all__ = [
+    "CHARTS",
+    "COLORS",
+    "DASH",
+    "GREY",
+    "Chart",
+    "run_name",
+    "axis_range",
+    "base_layout",
+    "plottable",
+    "shown",
+]

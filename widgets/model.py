@@ -51,6 +51,9 @@ class Result(NamedTuple):
     landscape_loss: np.ndarray  # average loss per example over all N*B examples
     w_star_loss: float  # the average loss at w*, the bottom of the landscape
     path_loss: dict  # loss -> average loss at each weight of that run, (N+1,)
+    # loss -> core.OptimizerHistory of the chosen optimizer and schedule (`overlaid`), else None
+    optimized: dict | None = None
+    schedule: np.ndarray | None = None  # (N,) float32: step k's learning rate, when not constant
 
 
 KEEP_RANGE = 0.6
@@ -79,6 +82,11 @@ def kept_range(previous, new: list[float]) -> list[float]:
     if new[1] - new[0] >= KEEP_RANGE * (wider[1] - wider[0]):
         return wider
     return [wider[0] if new[0] < low else new[0], wider[1] if new[1] > high else new[1]]
+
+
+def overlaid(s: Settings) -> bool:
+    """Whether the charts overlay a run of another optimizer or schedule on plain SGD's."""
+    return s.optimizer != "sgd" or s.schedule != "constant"
 
 
 def _framed_weights(history: core.History) -> np.ndarray:
@@ -203,6 +211,12 @@ class Model:
                 self._data.popitem(last=False)
         factors = {loss: core.step_factors(s.lr, data.moments, loss=loss) for loss in LOSSES}
         regimes = {loss: core.regime(s.lr, data.moments, loss=loss) for loss in LOSSES}
+        optimized = schedule = None
+        if overlaid(s):
+            schedule = None if s.schedule == "constant" else core.lr_schedule(s.schedule, s.lr, s.N)
+            optimized = core.optimizer_histories(
+                s.w0, s.lr, batches, optimizer=s.optimizer, momentum=s.momentum, lr_schedule=schedule
+            )
         histories = collect()
         # The landscape frames both runs (up to divergence) and w*, with a margin.
         span = np.concatenate([_framed_weights(h) for h in histories.values()] + [[data.w_star, s.w0]])
@@ -226,4 +240,6 @@ class Model:
             landscape_loss,
             float(core.average_loss(data.w_star, data.moments)),
             path_loss,
+            optimized,
+            schedule,
         )

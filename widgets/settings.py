@@ -10,6 +10,8 @@ import math
 from typing import NamedTuple
 from urllib.parse import parse_qs, urlencode
 
+from core import OPTIMIZERS, SCHEDULES
+
 
 class Settings(NamedTuple):
     """One run of the explorer, in the lesson's names."""
@@ -23,6 +25,11 @@ class Settings(NamedTuple):
     noise: float = 0.5
     kind: str = "gaussian"
     seed: int = 0
+    # The carry grown up: an Optax optimizer's run overlaid on plain SGD's, and a learning-rate
+    # schedule over the N steps ("constant" with "sgd": plain SGD alone, nothing overlaid).
+    optimizer: str = "sgd"
+    momentum: float = 0.9
+    schedule: str = "constant"
 
 
 DEFAULTS = Settings()
@@ -36,8 +43,14 @@ RANGES = {
     "true_w": (-5.0, 5.0),
     "noise": (0.0, 2.0),
     "seed": (0, 9999),
+    "momentum": (0.0, 0.99),
 }
-CHOICES = {"loss": ("sum", "mean", "both"), "kind": ("gaussian", "ones")}
+CHOICES = {
+    "loss": ("sum", "mean", "both"),
+    "kind": ("gaussian", "ones"),
+    "optimizer": OPTIMIZERS,
+    "schedule": SCHEDULES,
+}
 INTEGERS = ("N", "B", "seed")
 
 PRESETS = {
@@ -60,6 +73,14 @@ PRESETS = {
     "diverging": (
         "Diverging",
         Settings(lr=0.1, N=60, B=16, loss="sum", w0=0.0, true_w=2.0, noise=0.3, kind="gaussian", seed=2),
+    ),
+    # A constant lr of 0.28 > 1/S = 0.25 oscillates outwards (|w - w*| grows to 25 in 15 steps);
+    # decaying it exponentially over the run brings the same start to w* (the dotted overlay).
+    "schedule-rescue": (
+        "Schedule rescues a large lr",
+        Settings(
+            lr=0.28, N=15, B=4, loss="sum", w0=0.0, true_w=1.0, noise=0.0, kind="ones", schedule="exponential"
+        ),
     ),
     "sum-vs-mean": (
         "Sum vs mean at large B",
