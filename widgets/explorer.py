@@ -26,7 +26,7 @@ from widgets.batch import Batch, batched
 from widgets.code import code_view
 from widgets.controls import Choice, LogSlider, Menu, pin
 from widgets.export import CSV_HEADER, charts_html, download_link, file_stem, run_csv
-from widgets.figures import CHARTS, LOSSES, run_name, shown
+from widgets.figures import CHARTS, LOSSES, first_shown, run_name, shown
 from widgets.heap import return_freed_memory
 from widgets.hood import UnderTheHood
 from widgets.layout import BESIDE, BESIDE_PROJECTOR, side_by_side
@@ -639,7 +639,7 @@ class Explorer:
                 f"(lr = {s.lr:.4g}, critical lr = {r.critical_lr[loss]:.4g}, w* = {r.w_star:.6g})"
             )
         if overlaid(s):
-            loss = "sum" if shown(s.loss, "sum") else "mean"
+            loss = first_shown(s.loss)
             h = r.optimized[loss]
             if h.diverged_at is not None:
                 words = f"diverged at step {h.diverged_at}"
@@ -675,7 +675,7 @@ class Explorer:
     def _carry_text(self) -> str:
         """The overlaid run's carry after the current step: (w, the optimizer's state)."""
         r, s, k = self.result, self.settings, self.step
-        loss = "sum" if shown(s.loss, "sum") else "mean"
+        loss = first_shown(s.loss)
         h = r.optimized[loss]
         # The state's leaves by their names in Optax's NamedTuples (trace; count, mu, nu).
         leaves = jax.tree_util.tree_flatten_with_path(h.states)[0]

@@ -40,7 +40,7 @@ def shown(view: str, loss: str) -> bool:
     return view in (loss, "both")
 
 
-def _first_shown(view: str) -> str:
+def first_shown(view: str) -> str:
     """The loss whose current step is marked: the sum when it is shown."""
     return "sum" if shown(view, "sum") else "mean"
 
@@ -372,7 +372,7 @@ class Trajectory(Chart):
         s = result.settings
         if not overlaid(s):
             return {"x": [], "y": [], "visible": False, "name": "another optimizer"}
-        loss = _first_shown(view)
+        loss = first_shown(view)
         return {
             "x": _steps(s.N + 1),
             "y": plottable(result.optimized[loss].weights),
@@ -381,7 +381,7 @@ class Trajectory(Chart):
         }
 
     def marker(self, result, view, step):
-        return _point(step, _at(result.histories[_first_shown(view)].weights, step))
+        return _point(step, _at(result.histories[first_shown(view)].weights, step))
 
 
 def run_name(s) -> str:
@@ -482,7 +482,7 @@ class LossPerStep(Chart):
         ]
 
     def marker(self, result, view, step):
-        here = _at(result.histories[_first_shown(view)].losses, step)
+        here = _at(result.histories[first_shown(view)].losses, step)
         return _point(step, here if here and here[0] > 0 else [])  # a log axis has no place for 0
 
 
@@ -550,7 +550,7 @@ class Landscape(Chart):
         ]
 
     def marker(self, result, view, step):
-        weights, losses = self._path(result, _first_shown(view), slice(step, step + 1))
+        weights, losses = self._path(result, first_shown(view), slice(step, step + 1))
         here = bool(_at(weights, 0) and _at(losses, 0))
         return {"x": _at(weights, 0) if here else [], "y": _at(losses, 0) if here else []}
 
@@ -649,7 +649,7 @@ class Divergence(Chart):
         ]
 
     def marker(self, result, view, step):
-        return _point(step, _at(np.abs(result.factors[_first_shown(view)][step : step + 1]), 0))
+        return _point(step, _at(np.abs(result.factors[first_shown(view)][step : step + 1]), 0))
 
 
 CHARTS = {
@@ -659,6 +659,7 @@ CHARTS = {
 __all__ = [
     "CHARTS",
     "COLORS",
+    "first_shown",
     "DASH",
     "GREY",
     "Chart",
