@@ -17,15 +17,19 @@ from core.optimizers import (
 )
 from core.stability import StabilityMap, stability_map
 from core.strategies import (
+    LR_PLACES,
     STRATEGIES,
     LrTraces,
     StrategyMemory,
     closed_over_lr,
     invariant_strategies,
+    lr_jaxpr,
+    lr_places,
     lr_traces,
     strategy_jaxpr,
     strategy_memory,
     where_b_lives,
+    where_lr_lives,
 )
 from core.theory import (
     REGIMES,
@@ -72,6 +76,10 @@ __all__ = [
     "StrategyMemory",
     "closed_over_lr",
     "invariant_strategies",
+    "LR_PLACES",
+    "lr_jaxpr",
+    "lr_places",
+    "where_lr_lives",
     "lr_traces",
     "strategy_jaxpr",
     "strategy_memory",

@@ -26,8 +26,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from core._checks import check_scalar, reject_traced
-from core.lesson import train_step
+from core._checks import check_batches, check_scalar, data_dtype, reject_traced
+from core.lesson import batch_loss, train_step
 
 STRATEGIES = ("duplicate", "carry", "closure")
 
@@ -270,3 +270,117 @@ __all__ = [
     "strategy_memory",
     "where_b_lives",
 ]
+
+
+# Where the learning rate lives ---------------------------------------------------------------------
+# The same rule for lr, in the lesson's loop: a constant lr is closed over; per-step rates that are
+# known before the loop are scanned with the batches; a rate the optimizer derives from its own step
+# count lives in the carry, as Optax's state.
+
+LR_PLACES = ("closed over", "scanned", "carry")
+DECAY = 0.01  # the schedule's rates fall exponentially from lr at step 0 towards lr * DECAY at step N
+
+
+def lr_closed_over(w, lr, x_batches, y_batches):
+    """A constant lr, closed over by the step: one value, a constant of the loop."""
+
+    def step(w, batch):
+        x, y = batch
+        new_w, _ = train_step(w, lr, x, y)
+        return new_w, new_w
+
+    return lax.scan(step, w, (x_batches, y_batches))
+
+
+def lr_scanned(w, lrs, x_batches, y_batches):
+    """A schedule of N rates made before the loop, scanned with the batches: step k reads lrs[k]."""
+
+    def step(w, inputs):
+        x, y, lr_k = inputs
+        new_w, _ = train_step(w, lr_k, x, y)
+        return new_w, new_w
+
+    return lax.scan(step, w, (x_batches, y_batches, lrs))
+
+
+def lr_in_carry(w, lr, x_batches, y_batches):
+    """Optax's sgd with the same schedule: the carry is (w, opt_state), and the state holds the step
+    count from which the optimizer computes each step's rate."""
+    from core.optimizers import optax
+
+    n = x_batches.shape[0]
+    optimizer = optax.sgd(optax.exponential_decay(lr, transition_steps=n, decay_rate=DECAY))
+
+    def step(carry, batch):
+        w, state = carry
+        x, y = batch
+        grad = jax.grad(batch_loss)(w, x, y)
+        with jax.numpy_dtype_promotion("standard"):  # Optax mixes its int32 count with floats
+            updates, state = optimizer.update(grad, state, w)
+        new_w = optax.apply_updates(w, updates)
+        return (new_w, state), new_w
+
+    (final_w, _), weights = lax.scan(step, (w, optimizer.init(w)), (x_batches, y_batches))
+    return final_w, weights
+
+
+LR_FUNCTIONS = {"closed over": lr_closed_over, "scanned": lr_scanned, "carry": lr_in_carry}
+
+
+def decayed_lrs(lr, n: int, dtype=jnp.float32) -> jax.Array:
+    """The scanned schedule of `lr_scanned`: lr * DECAY ** (k / n) for k = 0 .. n-1, Optax's
+    exponential_decay evaluated before the loop, in `dtype`."""
+    from core.optimizers import optax
+
+    schedule = optax.exponential_decay(lr, transition_steps=n, decay_rate=DECAY)
+    with jax.numpy_dtype_promotion("standard"):
+        return jax.vmap(schedule)(jnp.arange(n)).astype(dtype)
+
+
+def _lr_args(name, w, lr, x_batches, y_batches):
+    """(name's function, its arguments) after the checks; lr becomes the schedule for "scanned"."""
+    if name not in LR_FUNCTIONS:
+        raise ValueError(f"name must be one of {LR_PLACES}, got {name!r}"[:200])
+    reject_traced("lr_places", w, lr, x_batches, y_batches)
+    check_scalar("w", w)
+    check_scalar("lr", lr)
+    x, y = check_batches(x_batches, y_batches)
+    dtype = data_dtype(x, y)
+    x, y = jnp.asarray(x, dtype), jnp.asarray(y, dtype)
+    w, lr = jnp.asarray(w, dtype), jnp.asarray(lr, dtype)
+    rate = decayed_lrs(lr, x.shape[0], dtype) if name == "scanned" else lr
+    return LR_FUNCTIONS[name], (w, rate, x, y)
+
+
+def lr_places(w, lr, x_batches, y_batches) -> dict:
+    """The lesson's loop with its learning rate in each of the three places: {place: (final w,
+    weights after each step (N,))} for "closed over" (lr at every step), "scanned" and "carry" (the
+    same exponential decay from lr, by `decayed_lrs`; the two agree to float32 rounding)."""
+    return {
+        name: (lambda f, args: f(*args))(*_lr_args(name, w, lr, x_batches, y_batches)) for name in LR_PLACES
+    }
+
+
+def lr_jaxpr(name: str, w, lr, x_batches, y_batches) -> str:
+    """The jaxpr of place `name`'s loop, as JAX prints it."""
+    function, args = _lr_args(name, w, lr, x_batches, y_batches)
+    return str(jax.make_jaxpr(function)(*args))
+
+
+def where_lr_lives(name: str, w, lr, x_batches, y_batches) -> str:
+    """Where each step's learning rate comes from in place `name`'s jaxpr, read from the scan
+    equation, not assumed: "constant" (lr is one of the loop's constants), "scanned input" (the
+    schedule is one of the scanned arrays) or "carry" (the carry holds an int32 step count)."""
+    function, args = _lr_args(name, w, lr, x_batches, y_batches)
+    jaxpr = jax.make_jaxpr(function)(*args)
+    (scan,) = [e for e in jaxpr.eqns if e.primitive.name == "scan"]
+    consts, carries = scan.params["num_consts"], scan.params["num_carry"]
+    lr_var = jaxpr.jaxpr.invars[1]
+    carried = scan.invars[consts : consts + carries]
+    if any(getattr(v, "aval", None) is not None and v.aval.dtype == jnp.int32 for v in carried):
+        return "carry"
+    if lr_var in scan.invars[consts + carries :]:
+        return "scanned input"
+    if lr_var in scan.invars[:consts]:
+        return "constant"
+    raise RuntimeError(f"unexpected scan: {consts} constants, {carries} carries")

@@ -342,3 +342,34 @@ def test_every_line_that_carries_meaning_stands_out_from_what_it_is_drawn_on(hoo
                 seen += 1
                 assert max(contrast(c, cell) for c in colours) >= 3, (where, colours, cell)
     assert seen > 50
+
+
+def test_the_learning_rate_panel_shows_each_place_and_follows_its_controls(hood):
+    panel = hood.open("lr")
+    x = np.ones((5, 2), np.float32)
+    runs = core.lr_places(0.0, 0.1, x, x)
+    assert "final w = <b>0.92224</b>" in panel.results["closed over"].value  # the worked example's steps
+    for name, words in (
+        ("closed over", "constant of the loop"),
+        ("scanned", "scanned input"),
+        ("carry", "carry"),
+    ):
+        assert f"final w = <b>{float(runs[name][0]):.6g}</b>" in panel.results[name].value
+        assert words in panel.results[name].value
+        assert "scan[" in panel.jaxprs[name].value
+    panel.steps.value = 3
+    panel.lr.value = 0.25  # the critical lr of two ones: the first step lands on w* = 1
+    assert all("final w = <b>1</b>" in panel.results[name].value for name in core.LR_PLACES)
+    panel.lr.value = 0.3
+    assert panel.notice.value == ""
+
+
+def test_the_learning_rate_panel_keeps_its_bounds_against_a_visitor(hood):
+    panel = hood.open("lr")
+    panel.lr.max = 5.0  # a visitor can send any trait over the widget protocol: it is put back
+    assert panel.lr.max == 0.3
+    panel.lr.value = 4.0
+    assert panel.lr.value == 0.3
+    x = np.ones((panel.steps.value, 2), np.float32)
+    final = float(core.lr_places(0.0, 0.3, x, x)["carry"][0])
+    assert f"final w = <b>{final:.6g}</b>" in panel.results["carry"].value

@@ -57,6 +57,31 @@ def _notice(text: str) -> str:
     return _NOTICE.format(html.escape(text))
 
 
+def _jaxpr_html(jaxpr: str) -> str:
+    """A jaxpr as JAX prints it, in a closed "jaxpr" disclosure that scrolls."""
+    return (
+        '<details><summary>jaxpr</summary><pre style="font-size: 11px; max-height: 22em; '
+        f'overflow: auto; background: #f7f7f9; padding: 4px">{html.escape(jaxpr)}</pre></details>'
+    )
+
+
+def _columns(notes: dict, functions: dict, results: dict, jaxprs: dict) -> list:
+    """One column per way (the keys of `notes`, in order): its name and note, its source, then its
+    result and jaxpr widgets."""
+    return [
+        ipw.VBox(
+            [
+                ipw.HTML(f"<h4>{name}</h4><p>{html.escape(note)}</p>"),
+                ipw.HTML(source_html(functions[name])),
+                results[name],
+                jaxprs[name],
+            ],
+            layout={"width": "33%", "min_width": "320px", "padding": "0 6px"},
+        )
+        for name, note in notes.items()
+    ]
+
+
 def _clamped(widget, low, high, default):
     """The widget's value as a finite number in [low, high]: a visitor can send anything over the
     widget protocol. Returns (value, notice or None) and writes a fixed value back."""
@@ -109,18 +134,7 @@ class InvariantsPanel:
         self.notice = ipw.HTML()
         self.results = {name: ipw.HTML() for name in core.STRATEGIES}
         self.jaxprs = {name: ipw.HTML() for name in core.STRATEGIES}
-        columns = [
-            ipw.VBox(
-                [
-                    ipw.HTML(f"<h4>{name}</h4><p>{html.escape(_NOTES[name])}</p>"),
-                    ipw.HTML(source_html(strategies.FUNCTIONS[name])),
-                    self.results[name],
-                    self.jaxprs[name],
-                ],
-                layout={"width": "33%", "min_width": "320px", "padding": "0 6px"},
-            )
-            for name in core.STRATEGIES
-        ]
+        columns = _columns(_NOTES, strategies.FUNCTIONS, self.results, self.jaxprs)
         memory = core.strategy_memory(MEMORY_LENGTHS)
         self.memory = memory
         self.memory_figure = figure(
@@ -196,11 +210,68 @@ class InvariantsPanel:
             ].value = (
                 f"<p>total = <b>{float(total):g}</b>, per step = [{values}]<br>b is {_WHERE[where]}.</p>"
             )
-            jaxpr = html.escape(core.strategy_jaxpr(name, a, b))
-            self.jaxprs[name].value = (
-                '<details><summary>jaxpr</summary><pre style="font-size: 11px; max-height: 22em; '
-                f'overflow: auto; background: #f7f7f9; padding: 4px">{jaxpr}</pre></details>'
+            self.jaxprs[name].value = _jaxpr_html(core.strategy_jaxpr(name, a, b))
+
+
+# Where the learning rate lives --------------------------------------------------------------------
+
+_LR_NOTES = {
+    "closed over": "A constant lr: the step reads it from the enclosing function.",
+    "scanned": "A schedule known before the loop (Optax's exponential decay, evaluated for each step): "
+    "N rates scanned with the batches, step k reading lrs[k].",
+    "carry": "The same schedule inside Optax: the carry is (w, opt_state), and the state's step count "
+    "gives each step's rate.",
+}
+_LR_WHERE = {
+    "constant": "a <b>constant of the loop</b> (<code>num_consts</code>): one value, read every step",
+    "scanned input": "a <b>scanned input</b>: one rate per step, beside the batches",
+    "carry": "computed from an int32 step count in the <b>carry</b>, which the step advances",
+}
+
+
+class LrPanel:
+    """Where a scan's learning rate lives: closed over (constant), scanned with the batches (a
+    schedule) or derived from Optax's step count in the carry, on the worked example's batches of
+    ones, with each loop's code, its numbers, what its jaxpr says and the jaxpr itself."""
+
+    def __init__(self, figure, beside: str = BESIDE, batch=None):
+        del figure, beside  # no chart here; taken as every panel takes them (UnderTheHood)
+        self.batch = or_unbatched(batch)
+        self.lr = ipw.FloatSlider(value=0.1, min=0.01, max=0.3, step=0.01, description="lr")
+        self.lr.tooltip = "the constant rate, and where the schedules start"
+        self.steps = ipw.IntSlider(value=5, min=2, max=8, description="N")
+        self.steps.tooltip = "steps: batches of two ones each"
+        self.notice = ipw.HTML()
+        self.results = {name: ipw.HTML() for name in core.LR_PLACES}
+        self.jaxprs = {name: ipw.HTML() for name in core.LR_PLACES}
+        columns = _columns(_LR_NOTES, strategies.LR_FUNCTIONS, self.results, self.jaxprs)
+        self.widget = ipw.VBox(
+            [
+                ipw.HBox([self.lr, self.steps]),
+                self.notice,
+                ipw.HBox(columns, layout={"flex_flow": "row wrap"}),
+            ]
+        )
+        for control in (self.lr, self.steps):
+            pin(control)
+            control.observe(self._update, names="value")
+        self._update()
+
+    @batched
+    def _update(self, change=None) -> None:
+        lr, first = _clamped(self.lr, 0.01, 0.3, 0.1)
+        steps, second = _clamped(self.steps, 2, 8, 5)
+        self.notice.value = "<br>".join(_notice(n) for n in (first, second) if n)
+        x = np.ones((int(steps), 2), np.float32)  # the worked example's batches, N of them
+        runs = core.lr_places(0.0, lr, x, x)
+        for name, (final, weights) in runs.items():
+            where = core.where_lr_lives(name, 0.0, lr, x, x)
+            values = ", ".join(f"{v:.4g}" for v in np.asarray(weights).tolist())
+            self.results[name].value = (
+                f"<p>final w = <b>{float(final):.6g}</b>, w after each step = [{values}]<br>"
+                f"lr is {_LR_WHERE[where]}.</p>"
             )
+            self.jaxprs[name].value = _jaxpr_html(core.lr_jaxpr(name, 0.0, lr, x, x))
 
 
 # Python loop vs scan vs unrolled jit -------------------------------------------------------------
@@ -697,6 +768,7 @@ PANELS = {
     "invariants": ("Loop-invariant inputs: duplicate, carry or closure", InvariantsPanel),
     "loops": ("Python loop vs lax.scan vs unrolled jit: compile and run time", LoopsPanel),
     "optax": ("Pytree parameters and Optax optimizers", OptaxPanel),
+    "lr": ("Where the learning rate lives: closed over, scanned or in the carry", LrPanel),
 }
 
 
@@ -748,4 +820,12 @@ class UnderTheHood:
         section.children = [panel.widget]
 
 
-__all__ = ["PANELS", "InvariantsPanel", "LoopsPanel", "OptaxPanel", "UnderTheHood", "measurement_command"]
+__all__ = [
+    "PANELS",
+    "InvariantsPanel",
+    "LoopsPanel",
+    "LrPanel",
+    "OptaxPanel",
+    "UnderTheHood",
+    "measurement_command",
+]
