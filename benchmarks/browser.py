@@ -65,7 +65,18 @@ SHARED_QUERY = "lr=0.05&N=50&B=8&loss=both&w0=1.5"
 VIEWPORT = {"width": 1280, "height": 900}
 KEYS = ("ArrowRight", "ArrowLeft")
 FRAME_S = 1 / 60  # Chromium's frames, headless too (measured: 16.7 ms apart, median)
-SLIDERS = ("lr", "N", "B", "w0", "true w", "noise")  # the explorer's sliders, by label (--control)
+SLIDERS = (
+    "lr",
+    "N",
+    "B",
+    "w0",
+    "true w",
+    "noise",
+    "momentum",
+)  # the explorer's sliders, by label (--control)
+# The page a control is moved on, where the default's would not show its moves: momentum moves the
+# overlaid run of the momentum optimizer only.
+QUERIES = {"momentum": "optimizer=momentum"}
 # The other controls: two buttons pressed in turn (Enter on each), by their text. The loss view
 # starts at "sum", so its first press is "mean".
 BUTTONS = {"loss": ("mean", "sum"), "preset": ("Oscillating", "Smooth convergence")}
@@ -764,7 +775,8 @@ def open_echo(browser, server: Server, errors: list, timeout: float) -> Mover:
 def open_explorer(
     browser, server: Server, errors: list, expected: int, timeout: float, control: str = "lr"
 ) -> Mover:
-    page = Page(browser, server.base + APP, "explorer", errors, expected)
+    query = f"?{QUERIES[control]}" if control in QUERIES else ""
+    page = Page(browser, server.base + APP + query, "explorer", errors, expected)
     _wait_for_charts(page, timeout, expected)
     if control in BUTTONS:
         scope = page.page.locator(".widget-toggle-buttons").filter(

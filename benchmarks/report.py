@@ -32,8 +32,9 @@ MAP_RATIO = 3.0  # an N or w0 move until the stability map is current too
 FIRST_CHART_S = 2.0
 ALL_CHARTS_S = 2.5  # every chart of the first screen
 # The controls benchmarks.browser times after lr (which also times the first visits), each against
-# the echo in the same run. N and w0 recompute the stability map.
-OTHER_CONTROLS = ("N", "B", "w0", "loss", "preset")
+# the echo in the same run. N and w0 recompute the stability map; momentum is moved with the
+# momentum optimizer overlaid (benchmarks.browser.QUERIES).
+OTHER_CONTROLS = ("N", "B", "w0", "loss", "preset", "momentum")
 MAP_CONTROLS = ("N", "w0")
 MAP_MS = 150.0  # stability map recompute, 64 x 32 at N=200
 KERNEL_RSS_MB = 250.0

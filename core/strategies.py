@@ -355,10 +355,17 @@ def _lr_args(name, w, lr, x_batches, y_batches):
 def lr_places(w, lr, x_batches, y_batches) -> dict:
     """The lesson's loop with its learning rate in each of the three places: {place: (final w,
     weights after each step (N,))} for "closed over" (lr at every step), "scanned" and "carry" (the
-    same exponential decay from lr, by `decayed_lrs`; the two agree to float32 rounding)."""
-    return {
-        name: (lambda f, args: f(*args))(*_lr_args(name, w, lr, x_batches, y_batches)) for name in LR_PLACES
-    }
+    same exponential decay from lr, by `decayed_lrs`; the two agree to float32 rounding), as jax
+    arrays in the batches' dtype.
+
+    Raises:
+      TypeError or ValueError naming `w`, `lr`, `x_batches` or `y_batches`.
+    """
+    runs = {}
+    for name in LR_PLACES:
+        function, args = _lr_args(name, w, lr, x_batches, y_batches)
+        runs[name] = function(*args)
+    return runs
 
 
 def lr_jaxpr(name: str, w, lr, x_batches, y_batches) -> str:
