@@ -65,15 +65,8 @@ SHARED_QUERY = "lr=0.05&N=50&B=8&loss=both&w0=1.5"
 VIEWPORT = {"width": 1280, "height": 900}
 KEYS = ("ArrowRight", "ArrowLeft")
 FRAME_S = 1 / 60  # Chromium's frames, headless too (measured: 16.7 ms apart, median)
-SLIDERS = (
-    "lr",
-    "N",
-    "B",
-    "w0",
-    "true w",
-    "noise",
-    "momentum",
-)  # the explorer's sliders, by label (--control)
+# The explorer's sliders, by label (--control).
+SLIDERS = ("lr", "N", "B", "w0", "true w", "noise", "momentum")
 # The page a control is moved on, where the default's would not show its moves: momentum moves the
 # overlaid run of the momentum optimizer only.
 QUERIES = {"momentum": "optimizer=momentum"}

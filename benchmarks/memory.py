@@ -19,10 +19,9 @@ import os
 import signal
 import subprocess
 import time
-import urllib.request
 from pathlib import Path
 
-from benchmarks.protocol import CHROMIUM_ARGS, free_port, is_kernel
+from benchmarks.protocol import CHROMIUM_ARGS, free_port, is_kernel, wait_until_answers
 
 ROOT = Path(__file__).resolve().parent.parent
 QUERY = "?N=1000&B=512&lr=0.001"
@@ -67,15 +66,7 @@ def main(argv=None):
     )
     url = f"http://127.0.0.1:{port}/"
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                urllib.request.urlopen(url + "voila/static/voila.js", timeout=5).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise SystemExit("make run did not serve the dashboard in 120 s") from None
-                time.sleep(0.5)
+        wait_until_answers(url + "voila/static/voila.js", server, 120, "make run")
         from playwright.sync_api import sync_playwright
 
         with sync_playwright() as playwright:

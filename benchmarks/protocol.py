@@ -813,6 +813,22 @@ def stop_group(process: subprocess.Popen, pids=(), timeout: float = 30.0) -> Non
             kernel.kill()
 
 
+def wait_until_answers(url: str, process: subprocess.Popen, timeout: float, what: str) -> None:
+    """Poll `url` until it answers; ProtocolError naming `what` if `process` exits first or
+    `timeout` seconds pass."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            urllib.request.urlopen(url, timeout=5).close()
+            return
+        except OSError:
+            if process.poll() is not None:
+                raise ProtocolError(f"{what} exited with {process.returncode}") from None
+            if time.monotonic() > deadline:
+                raise ProtocolError(f"{what} did not answer {url} in {timeout} s") from None
+            time.sleep(0.5)
+
+
 class Server:
     """`make run PORT=<free port>` in its own process group, as the README says to serve the dashboard.
 
@@ -837,17 +853,7 @@ class Server:
 
     def wait_ready(self, timeout: float = 180.0) -> None:
         """Until Voila answers (its static file; the page itself would claim a kernel)."""
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                urllib.request.urlopen(self.url + "voila/static/voila.js", timeout=5).close()
-                return
-            except OSError:
-                if self.process.poll() is not None:
-                    raise ProtocolError(f"make run exited with {self.process.returncode}") from None
-                if time.monotonic() > deadline:
-                    raise ProtocolError(f"make run did not serve the dashboard in {timeout} s") from None
-                time.sleep(0.5)
+        wait_until_answers(self.url + "voila/static/voila.js", self.process, timeout, "make run")
 
     def voila(self):
         """The voila process under make (psutil.Process), or None."""

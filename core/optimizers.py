@@ -284,6 +284,29 @@ def optimizer_histories(
 _COUNTS = 2048  # the explorer's largest N
 
 
+EXPONENTIAL_DECAY = 0.01  # "exponential" falls from lr at step 0 to lr * EXPONENTIAL_DECAY at step N
+
+
+def schedule_function(schedule: str, lr, n: int):
+    """Optax's schedule of that name (one of SCHEDULES) over n steps from `lr`, a function of the
+    step count (`lr_schedule` evaluates it into N rates; Optax's own optimizers take it as their
+    learning rate and keep the count in their state). `lr` may be traced; checks are the caller's."""
+    quarter, tenth = max(n // 4, 1), max(n // 10, 1)
+    if schedule == "constant":
+        return optax.constant_schedule(lr)
+    if schedule == "step":
+        return optax.exponential_decay(lr, transition_steps=quarter, decay_rate=0.5, staircase=True)
+    if schedule == "exponential":
+        return optax.exponential_decay(lr, transition_steps=n, decay_rate=EXPONENTIAL_DECAY)
+    if schedule == "cosine":
+        return optax.cosine_decay_schedule(lr, decay_steps=n)
+    if schedule == "warmup":
+        return optax.join_schedules(
+            [optax.linear_schedule(0.0, lr, tenth), optax.constant_schedule(lr)], [tenth]
+        )
+    raise ValueError(f"schedule must be one of {', '.join(map(repr, SCHEDULES))}, got {schedule!r}"[:200])
+
+
 def lr_schedule(schedule, lr, n) -> np.ndarray:
     """N per-step learning rates shaped by the named schedule, from Optax's schedule functions.
 
@@ -306,17 +329,7 @@ def lr_schedule(schedule, lr, n) -> np.ndarray:
     check_scalar("lr", lr)
     reject_traced("lr_schedule", lr)
     lr, n = float(lr), _positive_int("n", n)
-    quarter, tenth = max(n // 4, 1), max(n // 10, 1)
-    shapes = {
-        "constant": lambda: optax.constant_schedule(lr),
-        "step": lambda: optax.exponential_decay(lr, transition_steps=quarter, decay_rate=0.5, staircase=True),
-        "exponential": lambda: optax.exponential_decay(lr, transition_steps=n, decay_rate=0.01),
-        "cosine": lambda: optax.cosine_decay_schedule(lr, decay_steps=n),
-        "warmup": lambda: optax.join_schedules(
-            [optax.linear_schedule(0.0, lr, tenth), optax.constant_schedule(lr)], [tenth]
-        ),
-    }
-    function = shapes[schedule]()
+    function = schedule_function(schedule, lr, n)
     # Evaluated on at least _COUNTS steps, a fixed length, so that a new N compiles nothing.
     counts = jnp.arange(max(_COUNTS, 1 << (n - 1).bit_length()), dtype=jnp.int32)
     with jax.numpy_dtype_promotion("standard"):  # Optax mixes its int32 step count with floats

@@ -258,27 +258,13 @@ def lr_traces(lrs, x_batches, y_batches, w0=0.0) -> LrTraces:
     return LrTraces(values.astype(np.float64), runs[False][0], runs[False][1], runs[True][1])
 
 
-__all__ = [
-    "FUNCTIONS",
-    "STRATEGIES",
-    "LrTraces",
-    "StrategyMemory",
-    "closed_over_lr",
-    "invariant_strategies",
-    "lr_traces",
-    "strategy_jaxpr",
-    "strategy_memory",
-    "where_b_lives",
-]
-
-
 # Where the learning rate lives ---------------------------------------------------------------------
 # The same rule for lr, in the lesson's loop: a constant lr is closed over; per-step rates that are
 # known before the loop are scanned with the batches; a rate the optimizer derives from its own step
-# count lives in the carry, as Optax's state.
+# count lives in the carry, as Optax's state. Both schedules are `core.optimizers`' "exponential".
 
 LR_PLACES = ("closed over", "scanned", "carry")
-DECAY = 0.01  # the schedule's rates fall exponentially from lr at step 0 towards lr * DECAY at step N
+SCHEDULE = "exponential"
 
 
 def lr_closed_over(w, lr, x_batches, y_batches):
@@ -306,10 +292,9 @@ def lr_scanned(w, lrs, x_batches, y_batches):
 def lr_in_carry(w, lr, x_batches, y_batches):
     """Optax's sgd with the same schedule: the carry is (w, opt_state), and the state holds the step
     count from which the optimizer computes each step's rate."""
-    from core.optimizers import optax
+    from core.optimizers import optax, schedule_function
 
-    n = x_batches.shape[0]
-    optimizer = optax.sgd(optax.exponential_decay(lr, transition_steps=n, decay_rate=DECAY))
+    optimizer = optax.sgd(schedule_function(SCHEDULE, lr, x_batches.shape[0]))
 
     def step(carry, batch):
         w, state = carry
@@ -325,69 +310,82 @@ def lr_in_carry(w, lr, x_batches, y_batches):
 
 
 LR_FUNCTIONS = {"closed over": lr_closed_over, "scanned": lr_scanned, "carry": lr_in_carry}
+# Compiled once per (place, N): a slider move of lr reruns them without tracing again.
+_LR_JITTED = {name: jax.jit(function) for name, function in LR_FUNCTIONS.items()}
 
 
-def decayed_lrs(lr, n: int, dtype=jnp.float32) -> jax.Array:
-    """The scanned schedule of `lr_scanned`: lr * DECAY ** (k / n) for k = 0 .. n-1, Optax's
-    exponential_decay evaluated before the loop, in `dtype`."""
-    from core.optimizers import optax
+class LrPlace(NamedTuple):
+    """One place of the learning rate, run and read.
 
-    schedule = optax.exponential_decay(lr, transition_steps=n, decay_rate=DECAY)
-    with jax.numpy_dtype_promotion("standard"):
-        return jax.vmap(schedule)(jnp.arange(n)).astype(dtype)
-
-
-def _lr_args(name, w, lr, x_batches, y_batches):
-    """(name's function, its arguments) after the checks; lr becomes the schedule for "scanned"."""
-    if name not in LR_FUNCTIONS:
-        raise ValueError(f"name must be one of {LR_PLACES}, got {name!r}"[:200])
-    reject_traced("lr_places", w, lr, x_batches, y_batches)
-    check_scalar("w", w)
-    check_scalar("lr", lr)
-    x, y = check_batches(x_batches, y_batches)
-    dtype = data_dtype(x, y)
-    x, y = jnp.asarray(x, dtype), jnp.asarray(y, dtype)
-    w, lr = jnp.asarray(w, dtype), jnp.asarray(lr, dtype)
-    rate = decayed_lrs(lr, x.shape[0], dtype) if name == "scanned" else lr
-    return LR_FUNCTIONS[name], (w, rate, x, y)
-
-
-def lr_places(w, lr, x_batches, y_batches) -> dict:
-    """The lesson's loop with its learning rate in each of the three places: {place: (final w,
-    weights after each step (N,))} for "closed over" (lr at every step), "scanned" and "carry" (the
-    same exponential decay from lr, by `decayed_lrs`; the two agree to float32 rounding), as jax
-    arrays in the batches' dtype.
-
-    Raises:
-      TypeError or ValueError naming `w`, `lr`, `x_batches` or `y_batches`.
+    final_w: the weight after N steps, a scalar in the batches' dtype.
+    weights: (N,) the weight after each step.
+    where: "constant", "scanned input" or "carry", read from the scan equation of `jaxpr`.
+    jaxpr: the loop's jaxpr as JAX prints it.
     """
-    runs = {}
-    for name in LR_PLACES:
-        function, args = _lr_args(name, w, lr, x_batches, y_batches)
-        runs[name] = function(*args)
-    return runs
+
+    final_w: float
+    weights: np.ndarray
+    where: str
+    jaxpr: str
 
 
-def lr_jaxpr(name: str, w, lr, x_batches, y_batches) -> str:
-    """The jaxpr of place `name`'s loop, as JAX prints it."""
-    function, args = _lr_args(name, w, lr, x_batches, y_batches)
-    return str(jax.make_jaxpr(function)(*args))
-
-
-def where_lr_lives(name: str, w, lr, x_batches, y_batches) -> str:
-    """Where each step's learning rate comes from in place `name`'s jaxpr, read from the scan
-    equation, not assumed: "constant" (lr is one of the loop's constants), "scanned input" (the
-    schedule is one of the scanned arrays) or "carry" (the carry holds an int32 step count)."""
-    function, args = _lr_args(name, w, lr, x_batches, y_batches)
-    jaxpr = jax.make_jaxpr(function)(*args)
+def _where(jaxpr) -> str:
+    """Where each step's learning rate comes from, read from the scan equation's parameters, not
+    assumed: "carry" (the carry holds an int32 step count), "scanned input" (the rates are one of
+    the scanned arrays) or "constant" (lr is one of the loop's constants)."""
     (scan,) = [e for e in jaxpr.eqns if e.primitive.name == "scan"]
     consts, carries = scan.params["num_consts"], scan.params["num_carry"]
     lr_var = jaxpr.jaxpr.invars[1]
-    carried = scan.invars[consts : consts + carries]
-    if any(getattr(v, "aval", None) is not None and v.aval.dtype == jnp.int32 for v in carried):
+    if any(v.aval.dtype == jnp.int32 for v in scan.invars[consts : consts + carries]):
         return "carry"
     if lr_var in scan.invars[consts + carries :]:
         return "scanned input"
     if lr_var in scan.invars[:consts]:
         return "constant"
     raise RuntimeError(f"unexpected scan: {consts} constants, {carries} carries")
+
+
+def lr_places(w, lr, x_batches, y_batches) -> dict:
+    """The lesson's loop with its learning rate in each of the three places, {place: LrPlace} for
+    "closed over" (lr at every step), "scanned" (`core.lr_schedule`'s "exponential" from lr, made
+    before the loop) and "carry" (the same schedule inside optax.sgd); the last two agree to float32
+    rounding.
+
+    Raises:
+      TypeError or ValueError naming `w`, `lr`, `x_batches` or `y_batches`.
+    """
+    from core.optimizers import lr_schedule
+
+    reject_traced("lr_places", w, lr, x_batches, y_batches)
+    check_scalar("w", w)
+    check_scalar("lr", lr)
+    x, y = check_batches(x_batches, y_batches)
+    dtype = data_dtype(x, y)
+    x, y = jnp.asarray(x, dtype), jnp.asarray(y, dtype)
+    w, rate = jnp.asarray(w, dtype), jnp.asarray(lr, dtype)
+    rates = jnp.asarray(lr_schedule(SCHEDULE, float(lr), x.shape[0]), dtype)
+    places = {}
+    for name in LR_PLACES:
+        args = (w, rates if name == "scanned" else rate, x, y)
+        jaxpr = jax.make_jaxpr(LR_FUNCTIONS[name])(*args)
+        final_w, weights = _LR_JITTED[name](*args)
+        places[name] = LrPlace(float(final_w), np.asarray(weights), _where(jaxpr), str(jaxpr))
+    return places
+
+
+__all__ = [
+    "FUNCTIONS",
+    "STRATEGIES",
+    "LrTraces",
+    "StrategyMemory",
+    "closed_over_lr",
+    "invariant_strategies",
+    "lr_traces",
+    "strategy_jaxpr",
+    "strategy_memory",
+    "where_b_lives",
+    "LR_FUNCTIONS",
+    "LR_PLACES",
+    "LrPlace",
+    "lr_places",
+]

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import core
-from core import lesson, strategies
+from core import lesson, optimizers, strategies
 
 
 def _scan_eqn(name, a, b):
@@ -175,7 +175,7 @@ def test_lr_traces_bad_input_names_the_argument(lrs, x, w0, error, message):
 
 def test_the_learning_rate_in_each_place():
     # Closed over: the lesson's loop at a constant lr. Scanned and in the carry: the same decay,
-    # against a float64 loop of lr * DECAY ** (k / N); the two places agree to float32 rounding.
+    # against a float64 loop of lr * EXPONENTIAL_DECAY ** (k / N); the two agree to float32 rounding.
     rng = np.random.default_rng(21)
     for _ in range(20):
         n, b = int(rng.integers(2, 12)), int(rng.integers(1, 6))
@@ -183,48 +183,53 @@ def test_the_learning_rate_in_each_place():
         y = (1.5 * x + 0.1 * rng.normal(size=(n, b))).astype(np.float32)
         lr = float(core.critical_lr(x) * rng.uniform(0.05, 0.9))
         w0 = float(rng.normal())
-        runs = core.lr_places(w0, lr, x, y)
+        places = core.lr_places(w0, lr, x, y)
         weights, _ = lesson.lesson_history(np.float32(w0), np.float32(lr), x, y)
-        np.testing.assert_array_equal(np.asarray(runs["closed over"][1]), np.asarray(weights)[1:])
+        np.testing.assert_array_equal(places["closed over"].weights, np.asarray(weights)[1:])
         w, want = w0, []
         for k in range(n):
-            rate = lr * strategies.DECAY ** (k / n)
+            rate = lr * optimizers.EXPONENTIAL_DECAY ** (k / n)
             w = w - rate * 2 * np.sum((w * x[k].astype(np.float64) - y[k]) * x[k])
             want.append(w)
         scale = max(1.0, np.max(np.abs(want)))
-        for place in ("scanned", "carry"):
-            np.testing.assert_allclose(np.asarray(runs[place][1]), want, rtol=0, atol=1e-5 * scale)
-            assert float(runs[place][0]) == float(np.asarray(runs[place][1])[-1])
+        for name in ("scanned", "carry"):
+            np.testing.assert_allclose(places[name].weights, want, rtol=0, atol=1e-5 * scale)
+            assert places[name].final_w == float(places[name].weights[-1])
         np.testing.assert_allclose(
-            np.asarray(runs["scanned"][1]), np.asarray(runs["carry"][1]), rtol=0, atol=1e-6 * scale
+            places["scanned"].weights, places["carry"].weights, rtol=0, atol=1e-6 * scale
         )
 
 
 def test_where_the_learning_rate_lives_is_read_from_each_jaxpr():
     x = np.ones((5, 2), np.float32)
-    places = {name: core.where_lr_lives(name, 0.0, 0.1, x, x) for name in core.LR_PLACES}
-    assert places == {"closed over": "constant", "scanned": "scanned input", "carry": "carry"}
-    assert "num_consts=1" in core.lr_jaxpr("closed over", 0.0, 0.1, x, x)
-    assert "i32[]" in core.lr_jaxpr("carry", 0.0, 0.1, x, x)  # Optax's step count
+    places = core.lr_places(0.0, 0.1, x, x)
+    assert {name: place.where for name, place in places.items()} == {
+        "closed over": "constant",
+        "scanned": "scanned input",
+        "carry": "carry",
+    }
+    assert "num_consts=1" in places["closed over"].jaxpr
+    assert "i32[]" in places["carry"].jaxpr  # Optax's step count
+    assert "i32[]" not in places["scanned"].jaxpr
+
+
+def test_a_learning_rate_move_does_not_compile_the_places_again(count_compiles):
+    x = np.ones((5, 2), np.float32)
+    core.lr_places(0.0, 0.1, x, x)
+    with count_compiles() as compiles:
+        finals = {core.lr_places(0.0, lr, x, x)["carry"].final_w for lr in (0.05, 0.2, 0.3)}
+    assert compiles == [] and len(finals) == 3
 
 
 @pytest.mark.parametrize(
     "args, error, words",
     [
-        (
-            ("median", 0.0, 0.1, np.ones((2, 2), np.float32), np.ones((2, 2), np.float32)),
-            ValueError,
-            "name must",
-        ),
-        (
-            ("carry", 0.0, float("nan"), np.ones((2, 2), np.float32), np.ones((2, 2), np.float32)),
-            ValueError,
-            "lr",
-        ),
-        (("carry", 0.0, 0.1, np.ones(2, np.float32), np.ones(2, np.float32)), ValueError, "x_batches"),
-        (("carry", 0.0, 0.1, np.ones((2, 2), np.int32), np.ones((2, 2), np.int32)), TypeError, "floating"),
+        ((0.0, float("nan"), np.ones((2, 2), np.float32), np.ones((2, 2), np.float32)), ValueError, "lr"),
+        ((True, 0.1, np.ones((2, 2), np.float32), np.ones((2, 2), np.float32)), TypeError, "w must"),
+        ((0.0, 0.1, np.ones(2, np.float32), np.ones(2, np.float32)), ValueError, "x_batches"),
+        ((0.0, 0.1, np.ones((2, 2), np.int32), np.ones((2, 2), np.int32)), TypeError, "floating"),
     ],
 )
 def test_lr_places_bad_arguments_name_themselves(args, error, words):
     with pytest.raises(error, match=words):
-        core.where_lr_lives(*args)
+        core.lr_places(*args)

@@ -354,7 +354,7 @@ def test_the_learning_rate_panel_shows_each_place_and_follows_its_controls(hood)
         ("scanned", "scanned input"),
         ("carry", "carry"),
     ):
-        assert f"final w = <b>{float(runs[name][0]):.6g}</b>" in panel.results[name].value
+        assert f"final w = <b>{runs[name].final_w:.6g}</b>" in panel.results[name].value
         assert words in panel.results[name].value
         assert "scan[" in panel.jaxprs[name].value
     panel.steps.value = 3
@@ -371,5 +371,5 @@ def test_the_learning_rate_panel_keeps_its_bounds_against_a_visitor(hood):
     panel.lr.value = 4.0
     assert panel.lr.value == 0.3
     x = np.ones((panel.steps.value, 2), np.float32)
-    final = float(core.lr_places(0.0, 0.3, x, x)["carry"][0])
+    final = core.lr_places(0.0, 0.3, x, x)["carry"].final_w
     assert f"final w = <b>{final:.6g}</b>" in panel.results["carry"].value

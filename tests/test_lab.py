@@ -9,13 +9,11 @@ import contextlib
 import os
 import shutil
 import subprocess
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
-from benchmarks.protocol import free_port, stop_group
+from benchmarks.protocol import free_port, stop_group, wait_until_answers
 from tests.test_accessibility import AXE
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -73,15 +71,7 @@ def lab(root: Path):
     )
     url = f"http://127.0.0.1:{port}/"
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                urllib.request.urlopen(url + "api", timeout=5).close()
-                break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise AssertionError(f"JupyterLab did not start (exit code {process.poll()})") from None
-                time.sleep(0.5)
+        wait_until_answers(url + "api", process, 120, "JupyterLab")
         yield url
     finally:
         stop_group(process)

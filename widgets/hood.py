@@ -39,7 +39,6 @@ from widgets.figures import COLORS, GREY, base_layout
 from widgets.layout import BESIDE, side_by_side
 from widgets.surface import send, surface_maker
 
-# Okabe-Ito, as the explorer's charts.
 # The explorer's colours (widgets.figures.COLORS), with two more of 3:1 on white at least.
 _PALETTE = (COLORS["sum"], COLORS["mean"], COLORS["optimum"], "#CC79A7", GREY, COLORS["diverged"])
 _NOTICE = '<span class="scanlab-notice">&#9888; {}</span>'
@@ -263,15 +262,13 @@ class LrPanel:
         steps, second = _clamped(self.steps, 2, 8, 5)
         self.notice.value = "<br>".join(_notice(n) for n in (first, second) if n)
         x = np.ones((int(steps), 2), np.float32)  # the worked example's batches, N of them
-        runs = core.lr_places(0.0, lr, x, x)
-        for name, (final, weights) in runs.items():
-            where = core.where_lr_lives(name, 0.0, lr, x, x)
-            values = ", ".join(f"{v:.4g}" for v in np.asarray(weights).tolist())
+        for name, place in core.lr_places(0.0, lr, x, x).items():
+            values = ", ".join(f"{v:.4g}" for v in place.weights.tolist())
             self.results[name].value = (
-                f"<p>final w = <b>{float(final):.6g}</b>, w after each step = [{values}]<br>"
-                f"lr is {_LR_WHERE[where]}.</p>"
+                f"<p>final w = <b>{place.final_w:.6g}</b>, w after each step = [{values}]<br>"
+                f"lr is {_LR_WHERE[place.where]}.</p>"
             )
-            self.jaxprs[name].value = _jaxpr_html(core.lr_jaxpr(name, 0.0, lr, x, x))
+            self.jaxprs[name].value = _jaxpr_html(place.jaxpr)
 
 
 # Python loop vs scan vs unrolled jit -------------------------------------------------------------
