@@ -4,6 +4,13 @@ and the carry grown up: optimizer state and learning-rate schedules.
 Pure JAX and NumPy; no UI imports and no module-level state.
 """
 
+from core.carry_exercises import (
+    CARRY_CHECKS,
+    MOMENTUM_MISTAKES,
+    SCHEDULE_MISTAKES,
+    check_momentum_step,
+    check_scheduled_step,
+)
 from core.data import Draws, batches_from_draws, draw_batches, make_batches
 from core.exercise import MISTAKES, Finding, Report, check_training_step
 from core.linear import TRUE_PARAMS, LinearFit, linear_data, train_linear
@@ -54,6 +61,11 @@ from core.training import (
 )
 
 __all__ = [
+    "CARRY_CHECKS",
+    "MOMENTUM_MISTAKES",
+    "SCHEDULE_MISTAKES",
+    "check_momentum_step",
+    "check_scheduled_step",
     "OPTIMIZERS",
     "SCHEDULES",
     "OptimizerHistory",

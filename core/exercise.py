@@ -209,6 +209,8 @@ _HINTS = {
         "y_batches have shape (N, B). Inside the body, unpack the batch with x, y = batch, and return "
         "the 2-tuple (new_w, None)."
     ),
+    # Not a hint: what a host_sync message says was traced.
+    "traced values": "the weight or a batch, not lr",
     WRONG_RESULT: (
         "The exercise: starting from w, one step per row (x_batches[i], y_batches[i]) in order, each "
         "from the weight the previous step produced: gradient = 2 * sum((w*x - y) * x); new_w = "
@@ -311,10 +313,11 @@ def _close(value: float, model: float) -> bool:
     return math.isfinite(value) and abs(value - model) <= TOLERANCE * max(1.0, abs(model))
 
 
-def _matches(case: _Case, value: float) -> dict:
-    """pattern -> the rows text of its first model that `value` matches on `case`."""
+def _matches(outcomes: dict, value: float) -> dict:
+    """pattern -> the rows text of its first model in `outcomes` (pattern -> [(model, rows)]) that
+    `value` matches."""
     found = {}
-    for pattern, models in _outcomes(case).items():
+    for pattern, models in outcomes.items():
         for model, rows in models:
             if _close(value, model):
                 found.setdefault(pattern, rows)
@@ -322,16 +325,18 @@ def _matches(case: _Case, value: float) -> dict:
     return found
 
 
-def _diagnose(values) -> tuple[str | None, list]:
-    """The pattern the final weights of _CASES show: None when all are right, a mistake code or a
-    slip when exactly one is consistent with every case, else WRONG_RESULT; and the per-case
-    matches."""
-    per_case = [_matches(case, value) for case, value in zip(_CASES, values, strict=True)]
+def _diagnose(outcomes: list, values, patterns=_PATTERNS) -> tuple[str | None, list]:
+    """The pattern that `values`, one final weight per case, show against each case's `outcomes`
+    (pattern -> [(model, rows)], "correct" among them): None when all are right, a mistake code or
+    a slip when exactly one of `patterns` is consistent with every case, else WRONG_RESULT; and the
+    per-case matches."""
+    per_case = [_matches(found, value) for found, value in zip(outcomes, values, strict=True)]
     if all("correct" in found for found in per_case):
         return None, per_case
     consistent = [
         pattern
-        for pattern in _PATTERNS[1:]
+        for pattern in patterns
+        if pattern != "correct"
         if all(pattern in found or "correct" in found for found in per_case)
         and any(pattern in found and "correct" not in found for found in per_case)
     ]
@@ -501,7 +506,7 @@ def _call(fn, doing: str, *args):
         raise _Raised(exc, doing) from exc
 
 
-def _failure(raised: _Raised, code: str | None = None) -> Finding:
+def _failure(raised: _Raised, code: str | None = None, hints: dict = _HINTS) -> Finding:
     """The finding for a call that raised: host_sync for a tracer conversion, else error."""
     error = raised.error
     if code is None:
@@ -509,10 +514,10 @@ def _failure(raised: _Raised, code: str | None = None) -> Finding:
     message = f"{raised.doing[0].upper()}{raised.doing[1:]}, your function raised {_describe_error(error)}."
     if code == "host_sync":
         message += (
-            " It converts a traced value (the weight or a batch, not lr) to a Python or NumPy value, "
+            f" It converts a traced value ({hints['traced values']}) to a Python or NumPy value, "
             "which fails inside lax.scan and under jax.jit."
         )
-    return Finding(code, False, message, _HINTS[code], None, _summary(error))
+    return Finding(code, False, message, hints[code], None, _summary(error))
 
 
 # --- the checks ------------------------------------------------------------------------------------
@@ -534,7 +539,7 @@ def _check_numbers(fn, state: dict) -> Finding:
                 output.shown,
             )
     values = [math.nan if output.final is None else output.final for output in outputs]
-    pattern, per_case = _diagnose(values)
+    pattern, per_case = _diagnose([_outcomes(case) for case in _CASES], values)
     state["values_right"] = pattern is None
     if outputs[rows].kind in ("history", "pair"):
         return _history_finding(outputs[rows], expected[rows], pattern is None)
@@ -734,18 +739,28 @@ def _equations(jaxpr):
 
 
 def _check_loop(fn, state: dict) -> Finding:
+    return _loop_finding(
+        lambda n, x, y: jax.make_jaxpr(lambda w, x, y: fn(w, 0.125, x, y))(jnp.float32(1.0), x, y),
+        state,
+        _HINTS,
+    )
+
+
+def _loop_finding(trace, state: dict, hints: dict) -> Finding:
+    """The "loop" check: `trace(n, x, y)` gives the learner's ClosedJaxpr for (n, 3) batches x and y
+    (lr fixed, so that a static lr does not hide the loop); `hints` has "not_scan" and "host_sync"."""
     sizes, primitives = {}, {}
     for n in (2, 6):
         ones = np.ones((n, 3), np.float32)
         try:
-            jaxpr = jax.make_jaxpr(lambda w, x, y: fn(w, 0.125, x, y))(jnp.float32(1.0), ones, ones).jaxpr
+            jaxpr = trace(n, ones, ones).jaxpr
         except _TRACER_ERRORS as exc:
             return Finding(
                 "loop",
                 False,
                 "Not judged: tracing your function to a jaxpr raised "
                 f"{_describe_error(exc)} (see host_sync).",
-                _HINTS["host_sync"],
+                hints["host_sync"],
             )
         except Exception as exc:
             raise _Raised(exc, f"while tracing it with jax.make_jaxpr for N = {n} batches") from exc
@@ -780,22 +795,16 @@ def _check_loop(fn, state: dict) -> Finding:
         expected, actual = "scan", ", ".join(sorted(primitives[6] & {"while", "cond"})) or "no loop"
     if not state.get("values_right"):
         return Finding(
-            "loop", False, "Not judged until the final weights are right. " + message, _HINTS["not_scan"]
+            "loop", False, "Not judged until the final weights are right. " + message, hints["not_scan"]
         )
-    return Finding("not_scan", False, message, _HINTS["not_scan"], expected, actual)
+    return Finding("not_scan", False, message, hints["not_scan"], expected, actual)
 
 
 _CHECK_FUNCTIONS = {
-    "numbers": _check_numbers,
-    "dtype": _check_dtype,
-    "traced_lr": _check_traced_lr,
-    "loop": _check_loop,
-}
-_DOING = {
-    "numbers": "while computing the final weight on the designed cases",
-    "dtype": "while checking the output's dtype",
-    "traced_lr": "while running it under jax.jit with lr traced",
-    "loop": "while tracing it with jax.make_jaxpr",
+    "numbers": (_check_numbers, "while computing the final weight on the designed cases"),
+    "dtype": (_check_dtype, "while checking the output's dtype"),
+    "traced_lr": (_check_traced_lr, "while running it under jax.jit with lr traced"),
+    "loop": (_check_loop, "while tracing it with jax.make_jaxpr"),
 }
 
 # --- running a check with a time limit ------------------------------------------------------------
@@ -858,7 +867,9 @@ def _watch(thread: threading.Thread, grace: float = 1.0) -> None:
     threading.Thread(target=watchdog, name="scanlab-watchdog", daemon=True).start()
 
 
-def _run_check(name: str, fn, state: dict, timeout: float) -> Finding:
+def _run_check(name: str, check, doing: str, hints: dict, fn, state: dict, timeout: float) -> Finding:
+    """`check(fn, state)` in a daemon thread for at most `timeout` seconds; `doing` says what it
+    does (for an error message) and `hints` has the "error" and "host_sync" hints."""
     box = {}
     stop = threading.Event()
 
@@ -867,7 +878,7 @@ def _run_check(name: str, fn, state: dict, timeout: float) -> Finding:
             sys.settrace(_stopper(stop))
             try:
                 with jax.numpy_dtype_promotion("standard"), jax.numpy_rank_promotion("allow"):
-                    box["finding"] = _CHECK_FUNCTIONS[name](fn, state)
+                    box["finding"] = check(fn, state)
             except _Interrupted:
                 pass
             except BaseException as exc:  # the learner's code may raise anything, SystemExit included
@@ -890,16 +901,40 @@ def _run_check(name: str, fn, state: dict, timeout: float) -> Finding:
     if "error" in box:
         error = box["error"]
         if isinstance(error, _Raised):
-            return _failure(error)
-        return _failure(_Raised(error, _DOING[name]))
+            return _failure(error, hints=hints)
+        return _failure(_Raised(error, doing), hints=hints)
     return Finding(
         "error",
         False,
-        f"too slow: did not return within {timeout:g} s ({_DOING[name]}). Is there a loop that never ends?",
-        _HINTS["error"],
+        f"too slow: did not return within {timeout:g} s ({doing}). Is there a loop that never ends?",
+        hints["error"],
         timeout,
         None,
     )
+
+
+def _check_all(fn, timeout, checks: dict, hints: dict, mistakes: tuple, signature: str) -> Report:
+    """Run `checks` (name -> (check(fn, state), what it does)) in order on `fn`, each in its own
+    thread for at most `timeout` seconds, and collect the Report; `mistakes` are the exercise's
+    public codes and `signature` the call the learner's function must take, for the TypeError."""
+    if not callable(fn):
+        raise TypeError(
+            f"fn must be callable: the function fn{signature} to check; got {type(fn).__name__} {fn!r}"[:200]
+        )
+    if (
+        isinstance(timeout, (bool, np.bool_))
+        or not isinstance(timeout, numbers.Real)
+        or not math.isfinite(timeout)
+        or timeout <= 0
+    ):
+        raise ValueError(f"timeout must be a finite positive number of seconds, got {timeout!r}"[:200])
+    state: dict = {}
+    findings = [
+        _run_check(name, check, doing, hints, fn, state, float(timeout))
+        for name, (check, doing) in checks.items()
+    ]
+    found = frozenset(f.code for f in findings if not f.passed and f.code in mistakes)
+    return Report(all(f.passed for f in findings), found, findings)
 
 
 def check_training_step(fn: Callable, *, timeout: float = DEFAULT_TIMEOUT) -> Report:
@@ -920,19 +955,4 @@ def check_training_step(fn: Callable, *, timeout: float = DEFAULT_TIMEOUT) -> Re
       TypeError when fn is not callable; ValueError when timeout is not a finite positive number.
       Whatever fn raises or however long it runs is reported, never raised.
     """
-    if not callable(fn):
-        raise TypeError(
-            "fn must be callable: the function fn(w, lr, x_batches, y_batches) to check; "
-            f"got {type(fn).__name__} {fn!r}"[:200]
-        )
-    if (
-        isinstance(timeout, (bool, np.bool_))
-        or not isinstance(timeout, numbers.Real)
-        or not math.isfinite(timeout)
-        or timeout <= 0
-    ):
-        raise ValueError(f"timeout must be a finite positive number of seconds, got {timeout!r}"[:200])
-    state: dict = {}
-    findings = [_run_check(name, fn, state, float(timeout)) for name in CHECKS]
-    mistakes = frozenset(f.code for f in findings if not f.passed and f.code in MISTAKES)
-    return Report(all(f.passed for f in findings), mistakes, findings)
+    return _check_all(fn, timeout, _CHECK_FUNCTIONS, _HINTS, MISTAKES, "(w, lr, x_batches, y_batches)")

@@ -555,7 +555,8 @@ def test_the_designed_cases_tell_every_pattern_apart():
     for pattern in exercise._PATTERNS[1:]:
         around = [(models[pattern] or models["correct"])[0][0] for models in (seed, single)]
         for value, _ in rows[pattern]:
-            assert exercise._diagnose([around[0], value, around[1]])[0] == pattern, (pattern, value)
+            found = exercise._diagnose([seed, rows, single], [around[0], value, around[1]])[0]
+            assert found == pattern, (pattern, value)
 
 
 def test_bad_use_of_the_checker():

@@ -7,9 +7,11 @@ from pathlib import Path
 import jax
 import jax.numpy as jnp
 import nbformat
+import pytest
 from jax import lax
 from nbclient import NotebookClient
 
+import core
 from widgets import exercise
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,7 +32,7 @@ def scan_training_step(w, lr, x_batches, y_batches):
     final_w, _ = lax.scan(step, w, (x_batches, y_batches))
     return final_w"""
 
-# Every gradient taken at the initial weight, then applied once: seed 000's 0.8 instead of 0.64.
+# Every gradient taken at the initial weight, then applied once: the worked example's 0.8, not 0.64.
 ACCUMULATED = """import jax
 import jax.numpy as jnp
 
@@ -89,25 +91,81 @@ def test_what_a_learner_wrote_is_escaped():
     assert "<script>" not in page and "&lt;script&gt;" in page
 
 
-def _run(source=None):
+MOMENTUM = """def momentum_training_step(w, lr, momentum, x_batches, y_batches):
+    def step(carry, batch):
+        w, trace = carry
+        x, y = batch
+        trace = 2 * jnp.sum((w * x - y) * x) + momentum * trace
+        return (w - lr * trace, trace), None
+
+    (final_w, _), _ = lax.scan(step, (w, jnp.zeros_like(w)), (x_batches, y_batches))
+    return final_w"""
+
+# The trace made afresh at every step: plain gradient descent's 0.784 instead of 1.54.
+MOMENTUM_NOT_CARRIED = MOMENTUM.replace("w, trace = carry", "w, trace = carry[0], 0.0")
+
+SCHEDULED = """def scheduled_training_step(w, lr_schedule, x_batches, y_batches):
+    def step(w, inputs):
+        lr, x, y = inputs
+        return w - lr * 2 * jnp.sum((w * x - y) * x), None
+
+    final_w, _ = lax.scan(step, w, (lr_schedule, x_batches, y_batches))
+    return final_w"""
+
+# A Python counter in the body: read once when the scan traces it, so lr_schedule[0] at every step.
+SCHEDULE_COUNTER = """def scheduled_training_step(w, lr_schedule, x_batches, y_batches):
+    i = 0
+
+    def step(w, batch):
+        nonlocal i
+        x, y = batch
+        new_w = w - lr_schedule[i] * 2 * jnp.sum((w * x - y) * x)
+        i += 1
+        return new_w, None
+
+    final_w, _ = lax.scan(step, w, (x_batches, y_batches))
+    return final_w"""
+
+
+def test_each_function_gets_its_own_exercise_s_checker():
+    exec(compile(MOMENTUM + "\n" + SCHEDULED, "<learner>", "exec"), namespace := {"jnp": jnp, "lax": lax})
+    momentum, scheduled = namespace["momentum_training_step"], namespace["scheduled_training_step"]
+    for fn, checks in ((momentum, core.CARRY_CHECKS), (scheduled, core.CARRY_CHECKS)):
+        report = exercise(fn)
+        assert report.passed and [f.code for f in report.report.findings] == list(checks)
+    assert "trace carried" in exercise(momentum).summary()
+    # Under another name, `task` says which exercise it is; without it, the first exercise's.
+    renamed = exercise(lambda *args: scheduled(*args), task="scheduled_training_step")
+    assert renamed.passed
+    unnamed = exercise(lambda *args: momentum(*args))  # called with the first exercise's 4 arguments
+    assert len(unnamed.report.findings) == len(core.exercise.CHECKS) and unnamed.mistakes == {"error"}
+    with pytest.raises(ValueError, match="task must be one of scan_training_step"):
+        exercise(momentum, task="momentum")
+
+
+def _run(sources=()):
+    """exercise.ipynb run in a fresh kernel, each of `sources` in place of the learner cell that
+    defines the same function; the HTML of every report, in order."""
     notebook = nbformat.read(ROOT / "exercise.ipynb", as_version=4)
-    learner = next(
-        c for c in notebook.cells if c.cell_type == "code" and "def scan_training_step" in c.source
-    )
-    if source is not None:
+    for source in sources:
+        name = source.split("def ", 1)[1].split("(", 1)[0]
+        learner = next(c for c in notebook.cells if c.cell_type == "code" and f"def {name}(" in c.source)
         learner.source = source
     NotebookClient(
         notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(ROOT)}}
     ).execute()
     outputs = [o for cell in notebook.cells if cell.cell_type == "code" for o in cell.outputs]
     assert not [o for o in outputs if o.output_type == "error"]
-    return "".join(o.get("data", {}).get("text/html", "") for o in outputs)
+    return [o["data"]["text/html"] for o in outputs if "text/html" in o.get("data", {})]
 
 
-def test_exercise_notebook_runs_with_the_placeholder_a_solution_and_a_mistake():
-    placeholder = _run()
-    assert "Not yet" in placeholder and "<code>error</code>" in placeholder
-    assert "NotImplementedError" in placeholder
-    assert "All checks pass" in _run(SOLUTION)
-    wrong = _run(ACCUMULATED)
-    assert "Not yet" in wrong and "accumulated_gradients" in wrong
+def test_exercise_notebook_runs_with_the_placeholders_solutions_and_mistakes():
+    placeholders = _run()
+    assert len(placeholders) == 3
+    assert all("Not yet: error" in p and "NotImplementedError" in p for p in placeholders)
+    solved = _run([SOLUTION, MOMENTUM, SCHEDULED])
+    assert len(solved) == 3 and all("All checks pass" in s for s in solved), solved
+    wrong = _run([ACCUMULATED, MOMENTUM_NOT_CARRIED, SCHEDULE_COUNTER])
+    codes = ("accumulated_gradients", "state_not_carried", "schedule_closed_over")
+    for page, code in zip(wrong, codes, strict=True):
+        assert f"Not yet: {code}" in page

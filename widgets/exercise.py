@@ -1,5 +1,6 @@
-"""Exercise mode in the notebook: `exercise(fn)` checks a learner's `scan_training_step` with
-`core.check_training_step` and shows the report as a table, one green or red row per check.
+"""Exercise mode in the notebook: `exercise(fn)` checks a learner's function with its exercise's
+checker (`core.check_training_step`, `core.check_momentum_step` or `core.check_scheduled_step`,
+chosen by the function's name) and shows the report as a table, one green or red row per check.
 
 For JupyterLab (exercise.ipynb); the dashboard never runs it, since a dashboard never executes a
 visitor's code.
@@ -38,11 +39,26 @@ def _number(value) -> str:
     return "[" + ", ".join(_number(v) for v in array.ravel().tolist()) + "]"
 
 
-class ExerciseReport:
-    """The checker's `core.Report` (as `.report`), shown as an HTML table in a notebook."""
+# The function each exercise asks for -> (its checker, what a passing function does).
+TASKS = {
+    "scan_training_step": (core.check_training_step, "one sequential gradient step per batch, with lax.scan"),
+    "momentum_training_step": (
+        core.check_momentum_step,
+        "heavy-ball momentum, its trace carried by lax.scan",
+    ),
+    "scheduled_training_step": (
+        core.check_scheduled_step,
+        "one learning rate per step, scanned with its batch by lax.scan",
+    ),
+}
 
-    def __init__(self, report):
-        self.report = report
+
+class ExerciseReport:
+    """The checker's `core.Report` (as `.report`), shown as an HTML table in a notebook; `done`
+    says what a function that passes does."""
+
+    def __init__(self, report, done: str = TASKS["scan_training_step"][1]):
+        self.report, self.done = report, done
 
     @property
     def passed(self) -> bool:
@@ -55,7 +71,7 @@ class ExerciseReport:
     def summary(self) -> str:
         """One line: all good, or the mistakes found."""
         if self.report.passed:
-            return "All checks pass: one sequential gradient step per batch, with lax.scan."
+            return f"All checks pass: {self.done}."
         codes = ", ".join(sorted(self.report.mistakes)) or "a result no listed mistake explains"
         return f"Not yet: {codes}."
 
@@ -94,10 +110,19 @@ class ExerciseReport:
         return "\n".join(lines)
 
 
-def exercise(fn, **options) -> ExerciseReport:
-    """Check `fn(w, lr, x_batches, y_batches)` against the exercise's contract and show what is wrong;
-    `options` go to `core.check_training_step` (e.g. `timeout=` seconds per check)."""
-    return ExerciseReport(core.check_training_step(fn, **options))
+def exercise(fn, task: str | None = None, **options) -> ExerciseReport:
+    """Check `fn` against its exercise's contract and show what is wrong.
+
+    `task` names the exercise by the function it asks for (a key of TASKS); by default the name
+    of `fn` when it is one of them, else "scan_training_step". `options` go to the checker (e.g.
+    `timeout=` seconds per check)."""
+    if task is None:
+        name = getattr(fn, "__name__", "")
+        task = name if name in TASKS else "scan_training_step"
+    if task not in TASKS:
+        raise ValueError(f"task must be one of {', '.join(TASKS)}; got {task!r}"[:200])
+    check, done = TASKS[task]
+    return ExerciseReport(check(fn, **options), done)
 
 
-__all__ = ["ExerciseReport", "exercise"]
+__all__ = ["TASKS", "ExerciseReport", "exercise"]
