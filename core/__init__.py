@@ -22,7 +22,7 @@ from core.optimizers import (
     optimizer_histories,
     optimizer_history,
 )
-from core.stability import StabilityMap, stability_map
+from core.stability import MomentumMap, StabilityMap, momentum_map, stability_map
 from core.strategies import (
     LR_PLACES,
     STRATEGIES,
@@ -105,6 +105,8 @@ __all__ = [
     "PaddedBatches",
     "Report",
     "StabilityMap",
+    "MomentumMap",
+    "momentum_map",
     "accumulated_gradient_step",
     "average_loss",
     "batches_from_draws",

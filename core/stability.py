@@ -1,4 +1,5 @@
-"""The lr x B stability map: the lesson's run for every cell of a grid of learning rates and batch sizes.
+"""The stability maps: the lesson's run for every cell of a grid of learning rates and batch sizes
+(`stability_map`), or of learning rates and momenta at one batch size (`momentum_map`).
 
 Each cell (lr, B) is the N-step run of `training_history` on the first B columns of each batch,
 x[:n, :B] and y[:n, :B], from one w0, for the sum loss and for the mean loss. The whole grid is one
@@ -30,7 +31,7 @@ import numpy as np
 from jax import lax
 
 from core._checks import LOSSES, check_fits, check_scalar, is_traced
-from core.theory import critical_lrs, moments, optimum
+from core.theory import _critical_with_momenta, critical_lrs, moments, optimum
 from core.training import DIVERGENCE_RATIO, check_padded
 
 
@@ -70,37 +71,63 @@ def _batch_loss(w, sxx, sxy, scale):
 _batch_grad = jax.grad(_batch_loss)
 
 
-def _run(w0, lr, scale, sxx, sxy, n, reference, limit):
-    """One cell: the scan of the lesson's training step over the rows' sums (sxx, sxy: (rows,)).
+def _run(w0, lr, momentum, scale, sxx, sxy, n, reference, limit):
+    """One cell: the scan of the lesson's training step over the rows' sums (sxx, sxy: (rows,)),
+    with heavy-ball momentum as Optax's (trace = gradient + momentum * trace; w -= lr * trace;
+    momentum 0 is the plain step, the trace then being the gradient itself).
 
-    Rows past n leave the carry unchanged. The carry is (w, ever diverged); w keeps the data's dtype
-    and each step is computed in `_wide` of it.
+    Rows past n leave the carry unchanged. The carry is (w, trace, ever diverged); w keeps the data's
+    dtype and each step is computed in `_wide` of it.
     """
     dtype = w0.dtype
     wide = sxx.dtype
 
     def step(carry, row):
-        w, diverged = carry
+        w, trace, diverged = carry
         i, sxx_k, sxy_k = row
         # Not `core.training._step` on purpose: the same step through the batch's two sums, O(1).
         grad = _batch_grad(w.astype(wide), sxx_k, sxy_k, scale)
-        new_w = (w.astype(wide) - lr * grad).astype(dtype)
+        new_trace = grad + momentum * trace
+        new_w = (w.astype(wide) - lr * new_trace).astype(dtype)
         live = i < n
         new_w = jnp.where(live, new_w, w)
+        new_trace = jnp.where(live, new_trace, trace)
         distance = jnp.abs(new_w.astype(wide) - reference)
         bad = ~jnp.isfinite(new_w) | (distance > limit)
-        return (new_w, diverged | (live & bad)), None
+        return (new_w, new_trace, diverged | (live & bad)), None
 
     rows = lax.iota(jnp.int32, sxx.shape[0])
-    (w, diverged), _ = lax.scan(step, (w0, jnp.asarray(False)), (rows, sxx, sxy))
+    start = (w0, jnp.zeros((), wide), jnp.asarray(False))
+    (w, _, diverged), _ = lax.scan(step, start, (rows, sxx, sxy))
     return w, diverged
 
 
 # Over lr (the map's columns), then over B (its rows: each B has its own sums, scale, w* and limit),
 # then over the two losses (only the scale differs).
-_run_lrs = jax.vmap(_run, in_axes=(None, 0, None, None, None, None, None, None))
-_run_grid = jax.vmap(_run_lrs, in_axes=(None, None, 0, 1, 1, None, 0, 0))
-_run_losses = jax.vmap(_run_grid, in_axes=(None, None, 0, None, None, None, None, None))
+_run_lrs = jax.vmap(_run, in_axes=(None, 0, None, None, None, None, None, None, None))
+_run_grid = jax.vmap(_run_lrs, in_axes=(None, None, None, 0, 1, 1, None, 0, 0))
+_run_losses = jax.vmap(_run_grid, in_axes=(None, None, None, 0, None, None, None, None, None))
+# The lr x momentum map: over lr, then over momentum (its rows, at one B), then over the two losses.
+_momentum_grid = jax.vmap(_run_lrs, in_axes=(None, None, 0, None, None, None, None, None, None))
+_momentum_losses = jax.vmap(_momentum_grid, in_axes=(None, None, None, 0, None, None, None, None, None))
+
+
+def _sums(x, y, columns, w0, n):
+    """The rows' prefix sums Sxx, Sxy at `columns` ((K,) or a scalar: (rows, K) or (rows,)) in x's
+    dtype; w*_B over the first n rows and the divergence limit, exactly as
+    `training._divergence_step`; and the two losses' scales ((2, K) or (2,): sum 1, mean B)."""
+    wide = x.dtype
+    sxx = jnp.take(jnp.cumsum(x * x, axis=1), columns, axis=1)  # Sxx_k(B)
+    sxy = jnp.take(jnp.cumsum(x * y, axis=1), columns, axis=1)
+    live = lax.iota(jnp.int32, x.shape[0]) < n
+    live = live[:, None] if sxx.ndim == 2 else live
+    zero = jnp.zeros((), wide)
+    w_star = jnp.sum(jnp.where(live, sxy, zero), axis=0) / jnp.sum(jnp.where(live, sxx, zero), axis=0)
+    start = w0.astype(wide)
+    reference = jnp.where(jnp.isfinite(w_star), w_star, start)
+    limit = DIVERGENCE_RATIO * jnp.maximum(1.0, jnp.abs(start - reference))
+    scales = jnp.stack([jnp.ones_like(reference), (columns + 1).astype(wide)])
+    return sxx, sxy, reference, limit, scales
 
 
 @jax.jit
@@ -111,19 +138,17 @@ def _map_kernel(x, y, lrs, batch_sizes, w0, n):
     w0 in the data dtype; n a traced int32. Columns past B and rows past n are ignored.
     """
     wide = lrs.dtype
-    x, y = x.astype(wide), y.astype(wide)
-    columns = batch_sizes - 1
-    sxx = jnp.take(jnp.cumsum(x * x, axis=1), columns, axis=1)  # (rows, K): Sxx_k(B)
-    sxy = jnp.take(jnp.cumsum(x * y, axis=1), columns, axis=1)
-    live = (lax.iota(jnp.int32, x.shape[0]) < n)[:, None]
-    zero = jnp.zeros((), wide)
-    # w*_B over the first n rows, and the divergence limit, exactly as `training._divergence_step`.
-    w_star = jnp.sum(jnp.where(live, sxy, zero), axis=0) / jnp.sum(jnp.where(live, sxx, zero), axis=0)
-    start = w0.astype(wide)
-    reference = jnp.where(jnp.isfinite(w_star), w_star, start)
-    limit = DIVERGENCE_RATIO * jnp.maximum(1.0, jnp.abs(start - reference))
-    scales = jnp.stack([jnp.ones_like(reference), batch_sizes.astype(wide)])  # (2, K): sum, mean
-    return _run_losses(w0, lrs, scales, sxx, sxy, n, reference, limit)
+    sxx, sxy, reference, limit, scales = _sums(x.astype(wide), y.astype(wide), batch_sizes - 1, w0, n)
+    return _run_losses(w0, lrs, jnp.zeros((), wide), scales, sxx, sxy, n, reference, limit)
+
+
+@jax.jit
+def _momentum_kernel(x, y, lrs, momenta, batch_size, w0, n):
+    """Final weights (2, M, L) and divergence flags (2, M, L) of the lr x momentum map at one batch
+    size (a traced int32), loss "sum" first; momenta (M,) in the wide dtype, the rest as above."""
+    wide = lrs.dtype
+    sxx, sxy, reference, limit, scales = _sums(x.astype(wide), y.astype(wide), batch_size - 1, w0, n)
+    return _momentum_losses(w0, lrs, momenta, scales, sxx, sxy, n, reference, limit)
 
 
 def _reject_traced(name: str, value) -> None:
@@ -133,19 +158,25 @@ def _reject_traced(name: str, value) -> None:
         )
 
 
-def _check_lrs(lrs, dtype) -> np.ndarray:
-    _reject_traced("lrs", lrs)
+def _real_vector(name: str, values, what: str) -> np.ndarray:
+    """`values` as a float64 NumPy array, or the error naming `name`: concrete, real, non-empty 1-D
+    (`what` says of what, in the error)."""
+    _reject_traced(name, values)
     try:
-        array = np.asarray(lrs)
+        array = np.asarray(values)
     except (ValueError, TypeError) as err:
-        raise TypeError(f"lrs must be a 1-D array of real numbers; {err}") from None
+        raise TypeError(f"{name} must be a 1-D array of real numbers; {err}") from None
     if not (np.issubdtype(array.dtype, np.floating) or np.issubdtype(array.dtype, np.integer)) or (
         array.dtype == np.bool_
     ):
-        raise TypeError(f"lrs must hold real numbers, got dtype {array.dtype}")
+        raise TypeError(f"{name} must hold real numbers, got dtype {array.dtype}")
     if array.ndim != 1 or array.size == 0:
-        raise ValueError(f"lrs must be a non-empty 1-D array of learning rates, got shape {array.shape}")
-    array = array.astype(np.float64)
+        raise ValueError(f"{name} must be a non-empty 1-D array{what}, got shape {array.shape}")
+    return array.astype(np.float64)
+
+
+def _check_lrs(lrs, dtype) -> np.ndarray:
+    array = _real_vector("lrs", lrs, " of learning rates")
     if not np.all(np.isfinite(array)):
         raise ValueError("lrs must be finite, got " + np.array2string(array[~np.isfinite(array)][:3]))
     if not np.all(array > 0):
@@ -246,12 +277,127 @@ def stability_map(batches, lrs, batch_sizes, *, w0, n=None) -> StabilityMap:
         for loss, value in critical_lrs(data).items():  # one search for both: most of this time
             critical[loss][k] = value
 
+    log10_error, flags = _outcomes(finals, diverged, w_star[:, None])
+    return StabilityMap(lrs, batch_sizes, log10_error, flags, critical)
+
+
+def _outcomes(finals, diverged, w_star) -> tuple[dict, dict]:
+    """The kernel's (2, rows, L) final weights and flags as {loss: log10 |w_N - w*|} (NaN where
+    the run diverged) and {loss: diverged}; `w_star` broadcasts against a loss's (rows, L)."""
     finals = np.asarray(finals).astype(np.float64)
     diverged = np.asarray(diverged)
     log10_error, flags = {}, {}
     for index, loss in enumerate(LOSSES):
         with np.errstate(divide="ignore", invalid="ignore"):
-            error = np.log10(np.abs(finals[index] - w_star[:, None]))
+            error = np.log10(np.abs(finals[index] - w_star))
         flags[loss] = diverged[index].copy()
         log10_error[loss] = np.where(flags[loss], np.nan, error)
-    return StabilityMap(lrs, batch_sizes, log10_error, flags, critical)
+    return log10_error, flags
+
+
+class MomentumMap(NamedTuple):
+    """The outcome of every (lr, momentum) cell of a grid at one batch size, for both losses: heavy-ball
+    momentum as Optax's optax.sgd(lr, momentum=m). NumPy arrays throughout.
+
+    lrs: (L,) float64, the grid's learning rates.
+    momenta: (M,) float64, the grid's momenta, each in [0, 1).
+    batch_size: the B of every cell, an int.
+    log10_error: {"sum", "mean"} -> (M, L) float64, log10 |w_N - w*_B| after the n steps, as in
+        `StabilityMap` (NaN where the run diverged or w*_B is undefined).
+    diverged: {"sum", "mean"} -> (M, L) bool, the same divergence test as `StabilityMap`'s.
+    critical_lr: {"sum", "mean"} -> (M,) float64, `core.critical_lr(x[:n, :B], loss=..., momentum=m)`
+        for each momentum, to a relative 1e-6 (exactly at momentum 0 and for identical batches).
+    """
+
+    lrs: np.ndarray
+    momenta: np.ndarray
+    batch_size: int
+    log10_error: dict
+    diverged: dict
+    critical_lr: dict
+
+
+MAP_RTOL = 1e-6
+"""The relative precision of `MomentumMap.critical_lr` (a drawn line; critical_lr's own is float64's)."""
+
+
+def _check_momenta(momenta) -> np.ndarray:
+    array = _real_vector("momenta", momenta, "")
+    bad = ~(np.isfinite(array) & (array >= 0) & (array < 1))
+    if bad.any():
+        raise ValueError(f"momenta must lie in [0, 1), got {float(array[bad][0]):g}")
+    return array
+
+
+def momentum_map(batches, lrs, momenta, *, batch_size, w0, n=None) -> MomentumMap:
+    """Run heavy-ball momentum for every (lr, momentum) of a grid at one batch size, both losses.
+
+    Cell (m, lr) is `optimizer_history(w0, lr, x[:n, :B], y[:n, :B], optimizer="momentum",
+    momentum=m, loss=...)`'s final weight, computed as `stability_map` computes its cells: one
+    compiled function (`jax.vmap` over momentum of `jax.vmap` over lr of a `lax.scan` over the rows'
+    two sums), that compiles once per padded shape, grid size (L, M) and dtype; changing n, w0, B,
+    the learning rates, the momenta or the data reuses it. Distill's phase diagram of momentum, on the
+    lesson's batches.
+
+    Args:
+      batches: the `PaddedBatches` that `HistoryEngine.pad` returns.
+      lrs: (L,) learning rates, finite and positive.
+      momenta: (M,) momenta in [0, 1).
+      batch_size: B, an integer in 1..batches.b.
+      w0: the initial weight of every run, a finite real scalar.
+      n: the number of steps, 1..batches.n; default batches.n.
+
+    Returns:
+      A `MomentumMap`; its per-loss arrays are (M, L): one row per momentum, one column per lr. The
+      critical lr of each row is float64 NumPy (`core.critical_lr` with that momentum, searched for
+      all rows at once, to MAP_RTOL).
+
+    Raises:
+      TypeError or ValueError naming the argument, as `stability_map`; `momenta` not a non-empty
+      1-D array in [0, 1); `batch_size` not an integer in 1..batches.b.
+    """
+    check_padded(batches)
+    n = _check_n(n, batches.n)
+    dtype = jnp.dtype(batches.x.dtype)
+    wide = _wide(dtype)
+    lrs = _check_lrs(lrs, wide)
+    momenta = _check_momenta(momenta)
+    if (
+        is_traced(batch_size)
+        or isinstance(batch_size, (bool, np.bool_))
+        or not isinstance(batch_size, numbers.Integral)
+    ):
+        raise TypeError(
+            f"batch_size must be an integer, got {type(batch_size).__name__} {batch_size!r}"[:200]
+        )
+    if not 1 <= batch_size <= batches.b:
+        raise ValueError(
+            f"batch_size must lie in 1..{batches.b} (batches.b, the examples per batch), got {batch_size}"
+        )
+    batch_size = int(batch_size)
+    check_scalar("w0", w0)
+    _reject_traced("w0", w0)
+    check_fits("w0", w0, dtype)
+
+    finals, diverged = _momentum_kernel(
+        batches.x,
+        batches.y,
+        np.asarray(lrs, dtype=wide),
+        np.asarray(momenta, dtype=wide),
+        np.int32(batch_size),
+        np.asarray(w0, dtype=dtype),
+        np.int32(n),
+    )
+
+    x, y = np.asarray(batches.x)[:n, :batch_size], np.asarray(batches.y)[:n, :batch_size]
+    data = moments(x, y)
+    w_star = optimum(data)
+    plain = critical_lrs(data)  # momentum 0, exactly
+    sum_rate = _critical_with_momenta(data.sxx, momenta, rtol=MAP_RTOL)
+    still = momenta == 0
+    critical = {
+        "sum": np.where(still, plain["sum"], sum_rate),
+        "mean": np.where(still, plain["mean"], batch_size * sum_rate),
+    }
+    log10_error, flags = _outcomes(finals, diverged, w_star)
+    return MomentumMap(lrs, momenta, batch_size, log10_error, flags, critical)

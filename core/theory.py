@@ -217,8 +217,10 @@ def _critical(data: Moments, scales: list) -> list:
 
 
 def _log_radius(u, sxx, momentum):
-    """log of the spectral radius of the heavy-ball product P at each sum-loss rate in `u` (G,):
-    the 2x2 products are rescaled at each step, their log scale kept, so long runs do not overflow."""
+    """log of the spectral radius of the heavy-ball product P at each sum-loss rate in `u`, any shape
+    that broadcasts with `momentum`'s: the 2x2 products are rescaled at each step, their log scale
+    kept, so long runs do not overflow."""
+    u, momentum = np.broadcast_arrays(np.asarray(u, np.float64), np.asarray(momentum, np.float64))
     a, b, c, d = np.ones_like(u), np.zeros_like(u), np.zeros_like(u), np.ones_like(u)
     log_scale = np.zeros_like(u)
     for s in sxx:
@@ -246,36 +248,65 @@ _GRID = 512  # learning rates tried at first in the search for the first crossin
 
 def _critical_with_momentum(sxx: np.ndarray, momentum: float) -> float:
     """The sum-loss rate u at which the heavy-ball product's spectral radius first reaches 1."""
+    return float(_critical_with_momenta(sxx, np.array([momentum]))[0])
+
+
+def _critical_with_momenta(sxx: np.ndarray, momenta: np.ndarray, rtol: float = 0.0) -> np.ndarray:
+    """`_critical_with_momentum` for each of `momenta` (M,), every momentum's search in the same
+    passes over the batches: the same rates tried, so the same results as one at a time. With
+    `rtol` > 0 a search stops once its bracket is that narrow (relative), at the rate that grew:
+    what a chart needs, in 2 finer passes instead of about 8."""
+    momenta = np.asarray(momenta, np.float64)
     positive = sxx[sxx > 0]
     if positive.size == 0:
-        return float("inf")  # w never moves
+        return np.full(momenta.shape, np.inf)  # w never moves
     if positive.size == sxx.size and np.all(sxx == sxx[0]):
-        return (1.0 + momentum) / float(sxx[0])  # identical batches: the closed form
+        return (1.0 + momenta) / float(sxx[0])  # identical batches: the closed form
     # Every batch alone is stable below (1 + m)/S_k: the first crossing lies past a small fraction
     # of the fastest batch's threshold, and by the slowest one's the product has (nearly always)
     # grown; the search goes on doubling past it if not.
-    low, high = (1.0 + momentum) / float(positive.max()) / 1000, (1.0 + momentum) / float(positive.min())
+    low = (1.0 + momenta) / float(positive.max()) / 1000
+    high = (1.0 + momenta) / float(positive.min())
+    result = np.full(momenta.shape, np.inf)
+    searching = np.ones(momenta.shape, bool)  # no rate tried has grown yet
+    grid = np.empty(momenta.shape + (_GRID,))
+    grows = np.zeros(grid.shape, bool)
     for _ in range(60):
-        grid = np.geomspace(low, high, _GRID)
-        grows = _log_radius(grid, sxx, momentum) >= 0
-        if grows.any():
+        rows = np.flatnonzero(searching)
+        if rows.size == 0:
             break
-        low, high = high, 2 * high
-    else:
-        return float("inf")
-    # Refine the first bracket with finer grids (each pass over the batches tries many rates at
+        grid[rows] = np.geomspace(low[rows], high[rows], _GRID, axis=-1)
+        grows[rows] = _log_radius(grid[rows], sxx, momenta[rows, None]) >= 0
+        found = grows[rows].any(axis=-1)
+        searching[rows[found]] = False
+        later = rows[~found]
+        low[later], high[later] = high[later], 2 * high[later]
+    # Refine each first bracket with finer grids (each pass over the batches tries many rates at
     # once, where a bisection would pass once per rate) down to float64 resolution.
+    refining = ~searching
     for _ in range(20):
-        k = int(np.argmax(grows))
-        if k == 0:
-            return float(grid[0])
-        low, high = float(grid[k - 1]), float(grid[k])
-        if np.nextafter(low, high) >= high:
-            return high
-        grid = np.linspace(low, high, 64)
-        grows = _log_radius(grid, sxx, momentum) >= 0
-        grows[-1] = True  # high grew when it was tried; rounding may say otherwise once
-    return float(grid[int(np.argmax(grows))])
+        rows = np.flatnonzero(refining)
+        if rows.size == 0:
+            break
+        k = np.argmax(grows[rows], axis=-1)
+        first = k == 0
+        result[rows[first]] = grid[rows[first], 0]
+        refining[rows[first]] = False
+        rows, k = rows[~first], k[~first]
+        lo, hi = grid[rows, k - 1], grid[rows, k]
+        resolved = (np.nextafter(lo, hi) >= hi) | (hi - lo <= rtol * hi)
+        result[rows[resolved]] = hi[resolved]
+        refining[rows[resolved]] = False
+        rows, lo, hi = rows[~resolved], lo[~resolved], hi[~resolved]
+        fine = np.linspace(lo, hi, 64, axis=-1)
+        grid[rows] = np.inf  # past the fine grid's 64 rates, nothing is tried
+        grid[rows, :64] = fine
+        grows[rows] = True
+        grows[rows, :64] = _log_radius(fine, sxx, momenta[rows, None]) >= 0
+        grows[rows, 63] = True  # high grew when it was tried; rounding may say otherwise once
+    rows = np.flatnonzero(refining)
+    result[rows] = grid[rows, np.argmax(grows[rows], axis=-1)]
+    return result
 
 
 def regime(lr, x_batches, *, loss="sum") -> str:

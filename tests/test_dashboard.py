@@ -23,8 +23,8 @@ import core
 from benchmarks.protocol import Message
 from tests import served
 from tests.reference import batches_for
-from widgets.model import MAP_BATCH_SIZES, MAP_LRS
-from widgets.settings import DEFAULTS, PRESETS, RANGES
+from widgets.model import MAP_BATCH_SIZES, MAP_LRS, MAP_MOMENTA
+from widgets.settings import DEFAULTS, PRESETS, RANGES, to_query
 from widgets.stability import BOX, TRACES_PER_LOSS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -183,6 +183,19 @@ class Dashboard:
             }""",
             [TRACES_PER_LOSS, BOX["color"]],
         )
+
+    def click_map(self, x: float, y: float) -> None:
+        """Click the stability map's sum panel where its axes have (x, y), as a visitor does."""
+        self.page.locator(".js-plotly-plot").filter(has_text="Stability map").scroll_into_view_if_needed()
+        x_px, y_px = self.page.evaluate(
+            """([x, y]) => {
+                const gd = scanlabChart('Stability map');
+                const box = gd.getBoundingClientRect(), xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis;
+                return [box.left + xa._offset + xa.d2p(x), box.top + ya._offset + ya.d2p(y)];
+            }""",
+            [x, y],
+        )
+        self.page.mouse.click(x_px, y_px)
 
     def layers(self) -> list:
         """Per chart on the page: how many scatter traces and heatmaps are drawn (SVG groups)."""
@@ -429,7 +442,12 @@ def test_typing_in_the_readouts(dashboard):
     want = core.stability_map(padded, MAP_LRS, MAP_BATCH_SIZES, w0=settings.w0, n=settings.N)
     dashboard.page.get_by_text("Stability map for N = 40").wait_for(timeout=20_000)
     dashboard.page.wait_for_timeout(500)  # the frame after the status
-    drawn = dashboard.stability_map()
+    _assert_map_drawn(dashboard.stability_map(), want, settings.lr, np.log2(3))
+
+
+def _assert_map_drawn(drawn: dict, want, lr: float, row: float) -> None:
+    """The map Chromium drew (`Dashboard.stability_map`) is core's `want`, its box at `lr` and at
+    the row drawn at `row` (log2 B, or the momentum) on both panels."""
     for panel, loss in enumerate(("sum", "mean")):
         np.testing.assert_allclose(
             np.asarray(drawn["z"][panel], dtype=np.float64),
@@ -438,30 +456,56 @@ def test_typing_in_the_readouts(dashboard):
             equal_nan=True,
         )
         box_x, box_y = (np.asarray(v, dtype=np.float64) for v in drawn["box"][panel])
-        np.testing.assert_allclose(10 ** ((box_x.min() + box_x.max()) / 2), settings.lr, rtol=1e-9)
-        np.testing.assert_allclose(2 ** ((box_y.min() + box_y.max()) / 2), 3, rtol=1e-9)
+        np.testing.assert_allclose(10 ** ((box_x.min() + box_x.max()) / 2), lr, rtol=1e-9)
+        np.testing.assert_allclose((box_y.min() + box_y.max()) / 2, row, atol=1e-9)
 
 
 def test_clicking_the_stability_map_sets_lr_and_b(dashboard):
     column, row = 10, 20  # lr = 6.2e-4, B = 56: a stable run, drawn in full
     lr, b = float(f"{MAP_LRS[column]:.6g}"), int(MAP_BATCH_SIZES[row])
-    chart = dashboard.page.locator(".js-plotly-plot").filter(has_text="Stability map")
-    chart.scroll_into_view_if_needed()
-    x, y = dashboard.page.evaluate(
-        """([x, y]) => {
-            const gd = scanlabChart('Stability map');
-            const box = gd.getBoundingClientRect(), xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis;
-            return [box.left + xa._offset + xa.d2p(x), box.top + ya._offset + ya.d2p(y)];
-        }""",
-        [float(np.log10(MAP_LRS[column])), float(np.log2(MAP_BATCH_SIZES[row]))],
-    )
-    dashboard.page.mouse.click(x, y)
+    dashboard.click_map(float(np.log10(MAP_LRS[column])), float(np.log2(MAP_BATCH_SIZES[row])))
     expected = _expected_weights(DEFAULTS._replace(lr=lr, B=b))
     dashboard.wait_for_trajectory(
         lambda now: now.shape == expected.shape and np.allclose(now, expected, rtol=1e-6, equal_nan=True),
         f"showed the clicked cell lr = {lr}, B = {b}",
     )
     assert float(dashboard.slider("B").locator(".noUi-handle").get_attribute("aria-valuenow")) == b
+
+
+def test_the_lr_x_momentum_map_is_cores_and_a_click_sets_lr_and_momentum(browser, dashboard_url):
+    # Picked with its toggle as a visitor does: the map drawn is core.momentum_map's at the link's B,
+    # its box at the current lr and momentum; a click on a cell takes lr, momentum and the momentum
+    # optimizer (the runs the map shows), as the share link says.
+    page = Dashboard(browser, dashboard_url + "?N=40&B=8")
+    widths = page.page.evaluate(
+        """() => [...document.querySelectorAll('.widget-toggle-button')]
+            .filter(b => b.textContent.startsWith('lr ×')).map(b => [b.scrollWidth, b.clientWidth])"""
+    )
+    assert len(widths) == 2 and all(needs <= has + 1 for needs, has in widths), widths  # names in full
+    page.page.get_by_role("button", name="lr × momentum").click()
+    status = f"Stability map, lr × momentum at B = 8, for N = 40, w0 = {DEFAULTS.w0:.4g}: up to date."
+    page.page.get_by_text(status).wait_for(timeout=20_000)
+    page.page.wait_for_timeout(500)  # the frame after the status
+    settings = DEFAULTS._replace(N=40, B=8)
+    x, y = batches_for(settings._replace(N=RANGES["N"][1], B=RANGES["B"][1]))
+    padded = core.HistoryEngine(RANGES["N"][1], RANGES["B"][1]).pad(x, y)
+    want = core.momentum_map(padded, MAP_LRS, MAP_MOMENTA, batch_size=8, w0=settings.w0, n=settings.N)
+    _assert_map_drawn(page.stability_map(), want, settings.lr, settings.momentum)
+    column, row = 20, 10  # lr = 3.7e-3, momentum = 0.3
+    lr, momentum = float(f"{MAP_LRS[column]:.6g}"), float(MAP_MOMENTA[row])
+    page.click_map(float(np.log10(MAP_LRS[column])), momentum)
+    query = to_query(settings._replace(lr=lr, optimizer="momentum", momentum=momentum, map="momentum"))
+    page.page.wait_for_function(
+        """(query) => [...document.querySelectorAll('.widget-text')]
+            .filter(box => box.querySelector('label')?.textContent === 'share link')
+            .some(box => box.querySelector('input').value.endsWith('?' + query))""",
+        arg=query,
+        timeout=20_000,
+    )
+    handle = page.slider("momentum").locator(".noUi-handle")
+    assert float(handle.get_attribute("aria-valuenow")) == momentum
+    assert page.errors == [], page.errors
+    page.close()
 
 
 @pytest.mark.parametrize(
@@ -624,6 +668,7 @@ CHART_LAYOUT = """() => [...document.querySelectorAll('.js-plotly-plot')].map(gd
     return {
         title: gd.layout.title.text.split('<')[0], drawn: gd._fullLayout.width, place: gd.clientWidth,
         chart: box('.main-svg'), xtitle: box('.g-xtitle'), legend: box('.legend'), titled: box('.gtitle'),
+        plot: box('.nsewdrag'),
     };
 })"""
 
@@ -659,8 +704,9 @@ STEP_MARKERS = """() => [...document.querySelectorAll('.js-plotly-plot')].flatMa
 
 def _assert_charts_fit(page: Page, projector: bool = False, untitled=()) -> list[dict]:
     """Every chart drawn within the width of its place on the page, inside the window, with its
-    title inside it (Plotly does not wrap titles), except the charts named in `untitled`, and in the
-    projector view with its legend below its x axis's title (the larger text overlapped them)."""
+    title inside it (Plotly does not wrap titles) and above its plot area, except the charts named in
+    `untitled`, and in the projector view with its legend below its x axis's title (the larger text
+    overlapped them, as the map's title of four lines overlapped its panels)."""
     charts = page.evaluate(CHART_LAYOUT)
     window = page.evaluate("() => document.documentElement.clientWidth")
     assert len(charts) == 6
@@ -668,6 +714,7 @@ def _assert_charts_fit(page: Page, projector: bool = False, untitled=()) -> list
         assert chart["drawn"] <= chart["place"] + 1 and chart["chart"]["right"] <= window + 1, chart
         if not chart["title"].startswith(untitled):
             assert chart["titled"]["right"] <= chart["chart"]["right"] + 1, chart
+            assert chart["titled"]["bottom"] <= chart["plot"]["top"] + 1, chart
         if projector and chart["legend"] and chart["xtitle"]:
             assert chart["xtitle"]["bottom"] <= chart["legend"]["top"] + 1, chart
     return charts
@@ -712,6 +759,15 @@ def test_charts_fit_the_window_and_follow_it(browser, dashboard_url):
     # A phone in the plain view: every title fits, the map's too (its lines were up to 489 px long),
     # with the longest w0 the slider gives.
     page = Dashboard(browser, dashboard_url + "?w0=-9.5", viewport=(390, 844), is_mobile=True)
+    _assert_charts_fit(page.page)
+    assert page.errors == [], page.errors
+    page.close()
+    # The lr x momentum map's title too, with the largest N and B.
+    query = "?w0=-9.5&N=1000&B=512&map=momentum"
+    page = Dashboard(browser, dashboard_url + query, viewport=(390, 844), is_mobile=True)
+    page.page.get_by_text("lr × momentum at B = 512, for N = 1000, w0 = -9.5: up to date.").wait_for(
+        timeout=20_000
+    )
     _assert_charts_fit(page.page)
     assert page.errors == [], page.errors
     page.close()

@@ -20,7 +20,7 @@ import core
 from tests.reference import batches_for
 from widgets import DEFAULTS, PRESETS, Explorer
 from widgets.figures import CHARTS, TRACE_TYPES
-from widgets.model import LOSSES, MAP_BATCH_SIZES, MAP_LRS
+from widgets.model import LOSSES, MAP_BATCH_SIZES, MAP_LRS, MAP_MOMENTA
 from widgets.settings import RANGES
 from widgets.stability import BOX, TRACES_PER_LOSS
 from widgets.surface import PLOTLY_JS, PLOTLY_PATH, PLOTLY_VERSION, SURFACE_JS, plotly_url, surface_maker
@@ -254,6 +254,10 @@ def test_url_state_and_share_link(monkeypatch):
 
 def test_no_control_change_recompiles(explorer, count_compiles):
     rng = np.random.default_rng(0)
+    # The lr x momentum map compiles on its first use, as each optimizer does (the dashboard's
+    # Explorer.from_environment compiles it before a visitor arrives); after that, nothing does.
+    explorer.apply(DEFAULTS._replace(map="momentum"))
+    explorer.stability.wait()
     with count_compiles() as compiles:
         for _ in range(25):
             explorer.apply(
@@ -264,6 +268,8 @@ def test_no_control_change_recompiles(explorer, count_compiles):
                     loss=str(rng.choice(["sum", "mean", "both"])),
                     w0=float(rng.uniform(-10, 10)),
                     kind=str(rng.choice(["gaussian", "ones"])),
+                    momentum=float(rng.uniform(0, 0.99)),
+                    map=str(rng.choice(["B", "momentum"])),
                 )
             )
             explorer.stability.wait()  # the map's own compiled grid counts too
@@ -383,6 +389,47 @@ def test_stability_map_click_sets_lr_and_b(explorer):
         assert explorer.settings.B == MAP_BATCH_SIZES[20], points
     panel.figure._on_page(panel.figure, {"kind": "click", "points": "nonsense"}, [])
     assert explorer.settings.B == MAP_BATCH_SIZES[20]
+
+
+def test_the_lr_x_momentum_map_shows_what_core_computes_and_a_click_sets_lr_and_momentum(explorer):
+    settings = DEFAULTS._replace(N=60, B=8, w0=-1.0, momentum=0.42, map="momentum")
+    explorer.apply(settings)
+    explorer.stability.wait()
+    panel = explorer.stability
+    assert "lr × momentum at B = 8" in panel.status.value and "up to date" in panel.status.value
+    x, y = batches_for(settings._replace(N=RANGES["N"][1], B=RANGES["B"][1]))
+    padded = core.HistoryEngine(RANGES["N"][1], RANGES["B"][1]).pad(x, y)
+    expected = core.momentum_map(padded, MAP_LRS, MAP_MOMENTA, batch_size=8, w0=-1.0, n=60)
+    figure = panel.figure.figure()
+    for loss, (outcome, diverged, _outline, boundary, marker) in _map_traces(explorer).items():
+        z = np.asarray(outcome.z, dtype=np.float64)
+        want = np.clip(expected.log10_error[loss], -6, 3)
+        np.testing.assert_array_equal(~np.isnan(np.asarray(diverged.z, np.float64)), expected.diverged[loss])
+        assert z.shape == (MAP_MOMENTA.size, MAP_LRS.size)
+        np.testing.assert_array_equal(np.isnan(z), np.isnan(want))
+        np.testing.assert_allclose(z[~np.isnan(z)], want[~np.isnan(want)], rtol=1e-12)
+        np.testing.assert_array_equal(np.asarray(outcome.y), MAP_MOMENTA)
+        np.testing.assert_allclose(10 ** np.asarray(boundary.x), expected.critical_lr[loss], rtol=1e-9)
+        assert "momentum = 0.42" not in outcome.text[0][0] and "momentum = 0" in outcome.text[0][0]
+        np.testing.assert_allclose((marker.y0 + marker.y1) / 2, 0.42, rtol=1e-12)
+    assert figure.layout.yaxis.title.text == "momentum" and "lr × momentum" in figure.layout.title.text
+    assert not figure.layout.yaxis2.title.text  # the rows are the sum panel's, titled there
+    assert "momentum" in panel.figure.alt and "B = 8" in panel.figure.alt
+    # A click: lr and momentum of the cell, and the momentum optimizer whose runs the map shows.
+    cell = {"trace": 0, "x": float(np.log10(MAP_LRS[12])), "y": float(MAP_MOMENTA[30])}
+    panel.figure._on_page(panel.figure, {"kind": "click", "points": [cell]}, [])
+    assert explorer.settings.momentum == MAP_MOMENTA[30] and explorer.settings.optimizer == "momentum"
+    assert explorer.settings.B == 8
+    np.testing.assert_allclose(explorer.settings.lr, MAP_LRS[12], rtol=1e-5)
+    # Back to lr x B: the batch-size rows again, as core computes them.
+    explorer.inputs["map"].value = "B"
+    explorer.stability.wait()
+    _assert_map_shows(explorer, explorer.settings)
+    assert (
+        panel.figure.figure().layout.yaxis.title.text == "B" == panel.figure.figure().layout.yaxis2.title.text
+    )
+    explorer.apply(DEFAULTS)
+    explorer.stability.wait()
 
 
 def _served(root):

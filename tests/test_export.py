@@ -115,6 +115,12 @@ def test_projector_view_enlarges_every_chart_and_the_controls():
             if before.line.width is not None:
                 assert trace.line.width == before.line.width * PROJECTOR["line"], name
     assert big.stability.figure.figure().layout.font.size == PROJECTOR["font"]
+    # The map's title has four lines: its top margin and height gain a line's worth for each past two.
+    grown, plain_map = 2 * PROJECTOR["title_line"], plain.stability.figure.figure().layout
+    big_map = big.stability.figure.figure().layout
+    assert big_map.title.text.count("<br>") == 3
+    assert big_map.margin.t == plain_map.margin.t + PROJECTOR["higher"] + grown
+    assert big_map.height == plain_map.height + PROJECTOR["taller"] + grown
     panel = big.hood.open("optax")
     assert panel.loss_figure.figure().layout.font.size == PROJECTOR["font"]
     # the data are the same; only the drawing changed

@@ -154,7 +154,10 @@ ENGINE = ["_history_kernel", "_step", "_batch_loss_and_grad", "_update"]
             ("stability",),
             [
                 ("the loop the lesson teaches", ["final_weights", *LESSON]),
-                ("how the explorer makes it fast", ["stability_map", "_map_kernel", "_run"]),
+                (
+                    "how the explorer makes it fast",
+                    ["stability_map", "_map_kernel", "momentum_map", "_momentum_kernel", "_sums", "_run"],
+                ),
             ],
         ),
     ],

@@ -84,11 +84,11 @@ _STYLE = """
 _PROJECTOR_TEXT = "body .jp-RenderedHTMLCommon { --jp-content-font-size1: 18px; font-size: 18px; }\n"
 
 
-def _labelled(widget, tooltip: str, width: str = "4em"):
+def _labelled(widget, tooltip: str, width: str = "4em", button_width: str = "6.5em"):
     widget.tooltip = tooltip
     widget.style = {"description_width": width}
     if isinstance(widget, ipw.ToggleButtons):
-        widget.style.button_width = "6.5em"
+        widget.style.button_width = button_width
     elif isinstance(widget, (ipw.FloatLogSlider, ipw.FloatSlider, ipw.IntSlider)):
         widget.layout.width = "100%"
     return widget
@@ -180,6 +180,15 @@ def _controls() -> dict:
             "how the learning rate changes over the N steps; the schedule is scanned with the batches",
             _LONG_LABEL,
         ),
+        "map": _labelled(
+            Choice(
+                options=[("lr × B", "B"), ("lr × momentum", "momentum")],
+                value=DEFAULTS.map,
+                description="map",
+            ),
+            "the stability map's rows: batch sizes, or momenta at the current B (heavy-ball momentum)",
+            button_width="11em",  # "lr × momentum" in full, in the projector's larger text too
+        ),
     }
 
 
@@ -202,7 +211,17 @@ CODE = {
     "divergence": (("Code: the theory", (theory.step_factors, theory.critical_lrs, theory._critical)),),
     "stability": (
         (LESSON, (lesson.final_weights, *_LESSON)),
-        (FAST, (stability.stability_map, stability._map_kernel, stability._run)),
+        (
+            FAST,
+            (
+                stability.stability_map,
+                stability._map_kernel,
+                stability.momentum_map,
+                stability._momentum_kernel,
+                stability._sums,
+                stability._run,
+            ),
+        ),
     ),
 }
 
@@ -318,7 +337,13 @@ class Explorer:
         for name in CHARTS:
             self._describe(name, settings.loss, plain_text(status))
         self.stability = StabilityPanel(
-            self.model, settings, self._pick, make_figure, background=background, batch=self.batch
+            self.model,
+            settings,
+            self._pick,
+            make_figure,
+            background=background,
+            batch=self.batch,
+            control=self.inputs["map"],
         )
         self.hood = UnderTheHood(make_figure, self.beside, batch=self.batch)
         self._show_texts(list(notices) + problems)
@@ -355,6 +380,7 @@ class Explorer:
         for chart in CHARTS.values():  # loads Plotly's validators and template, not a widget
             chart.build(result, DEFAULTS.loss, DEFAULTS.N)
         STABILITY_CHART.build(model.stability(DEFAULTS), DEFAULTS)  # compiles the map
+        model.stability(DEFAULTS._replace(map="momentum"))  # and the lr x momentum map
         return_freed_memory()
         wait_for_request()
         query = os.environ.get("QUERY_STRING", "")
@@ -548,9 +574,12 @@ class Explorer:
             chart.update_marker(self.figures[name], self.result, self.settings.loss, self.step)
         self.step_info.value = self._step_text()
 
-    def _pick(self, lr: float, b: int) -> None:
-        """A click on the stability map: go to that cell's lr and B."""
-        self.apply(self.settings._replace(lr=lr, B=b))
+    def _pick(self, **fields) -> None:
+        """A click on the stability map: go to that cell's lr and B, or lr and momentum (with the
+        momentum optimizer, whose runs the lr x momentum map shows)."""
+        if "momentum" in fields:
+            fields["optimizer"] = "momentum"
+        self.apply(self.settings._replace(**fields))
 
     @batched
     def _on_script(self, change=None) -> None:

@@ -4,7 +4,8 @@
 and noise, drawn and padded once (every N and B is its corner), and the moments, w* and critical
 learning rates of its last DATA_KEPT (N, B). Moving lr or w0 reruns only the compiled engine and the
 closed forms over the cached moments; so does moving N or B back to a recent value.
-`Model.stability` computes the lr x B map (on the panel's worker thread) from the same padded data.
+`Model.stability` computes the stability map (on the panel's worker thread) from the same padded
+data: lr x B, or lr x momentum at the current B.
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ def _distinct_geometric(low: int, high: int, count: int) -> np.ndarray:
 # The stability map's grid: 64 learning rates over the lr slider's range, 32 batch sizes over B's.
 MAP_LRS = np.geomspace(*RANGES["lr"], 64)
 MAP_BATCH_SIZES = _distinct_geometric(*RANGES["B"], 32)
+# The lr x momentum map's rows: 0 to 0.99 in steps of 0.03, each a value of the momentum slider.
+MAP_MOMENTA = np.round(np.linspace(RANGES["momentum"][0], RANGES["momentum"][1], 34), 2)
 
 
 class Result(NamedTuple):
@@ -129,7 +132,8 @@ class Model:
         # set's data_key. One data set's only: another's would keep its arrays.
         self._data: collections.OrderedDict = collections.OrderedDict()
         self._data_of = None
-        self._map = None  # (key, core.StabilityMap): the last map computed
+        self._map = None  # (key, core.StabilityMap): the last lr x B map computed
+        self._momentum_map = None  # (key, core.MomentumMap): the last lr x momentum map computed
         self._frame = None  # [low, high]: the landscape's last frame of w
         # The map is computed on a worker thread (widgets.stability) while the explorer computes
         # results on the main one: the caches they share are changed under these locks.
@@ -153,18 +157,28 @@ class Model:
 
     @staticmethod
     def map_key(s: Settings) -> tuple:
-        """What the stability map depends on: not lr, B or the view, which only move its marker."""
-        return (s.N, s.w0, s.seed, s.kind, s.true_w, s.noise)
+        """What the stability map depends on: its rows (`s.map`), N, w0 and the data; B too for the
+        lr x momentum map. Not lr, momentum or the loss, which only move its marker."""
+        key = (s.map, s.N, s.w0, s.seed, s.kind, s.true_w, s.noise)
+        return key + (s.B,) if s.map == "momentum" else key
 
-    def stability(self, s: Settings) -> core.StabilityMap:
-        """The lr x B stability map around `s` (its N, w0 and data), both losses; the last one is
-        kept, so asking again for the same key costs nothing."""
+    def stability(self, s: Settings) -> core.StabilityMap | core.MomentumMap:
+        """The stability map around `s` (its N, w0 and data), both losses: lr x B, or lr x momentum
+        at s.B when s.map is "momentum". The last one of each is kept, so asking again for the same
+        key costs nothing, and switching between the two costs nothing either."""
         key = self.map_key(s)
+        slot = "_momentum_map" if s.map == "momentum" else "_map"
         with self._map_lock:
-            if self._map is None or self._map[0] != key:
+            kept = getattr(self, slot)
+            if kept is None or kept[0] != key:
                 full = self._full_for(s).batches
-                self._map = (key, core.stability_map(full, MAP_LRS, MAP_BATCH_SIZES, w0=s.w0, n=s.N))
-            return self._map[1]
+                if s.map == "momentum":
+                    found = core.momentum_map(full, MAP_LRS, MAP_MOMENTA, batch_size=s.B, w0=s.w0, n=s.N)
+                else:
+                    found = core.stability_map(full, MAP_LRS, MAP_BATCH_SIZES, w0=s.w0, n=s.N)
+                kept = (key, found)
+                setattr(self, slot, kept)
+            return kept[1]
 
     def _full_for(self, s: Settings) -> _Full:
         """The largest (N, B) data set of `s`'s seed, kind, true_w and noise, drawn and padded once.

@@ -13,25 +13,28 @@ PROJECTOR = {
     "lower": 62,
     "higher": 30,
     "left": 25,
+    "title_line": 18,
 }
 """`?view=projector`: text sizes in px, how much thicker lines and larger markers are drawn, and how
 many px taller a chart is, of which its bottom, top and left margins gain "lower", "higher" and
-"left" (the larger tick labels, axis titles, legend and title need them)."""
+"left" (the larger tick labels, axis titles, legend and title need them); the top gains "title_line"
+more for each line of a title past its second (Plotly spaces every line by the title's font)."""
 
 
 def enlarge(figure) -> None:
     """Make `figure` (a go.Figure) readable from the back of a room: larger text
     everywhere, thicker lines, larger markers (PROJECTOR)."""
     layout = figure.layout
+    lines = 1 + (layout.title.text or "").count("<br>")
     figure.update_layout(
         font={"size": PROJECTOR["font"]},
         title_font_size=PROJECTOR["title"],
         legend_font_size=PROJECTOR["font"],
         hoverlabel_font_size=PROJECTOR["font"],
-        height=(layout.height or 450) + PROJECTOR["taller"],
+        height=(layout.height or 450) + PROJECTOR["taller"] + PROJECTOR["title_line"] * max(0, lines - 2),
         # The legend moves into the margin below (container y 0): its row is counted in "lower".
         margin_b=(layout.margin.b or 80) - legend_row(layout.showlegend) + PROJECTOR["lower"],
-        margin_t=(layout.margin.t or 100) + PROJECTOR["higher"],
+        margin_t=(layout.margin.t or 100) + PROJECTOR["higher"] + PROJECTOR["title_line"] * max(0, lines - 2),
         margin_l=(layout.margin.l or 80) + PROJECTOR["left"],
         # The legend at the chart's foot, below the axis title whatever their sizes.
         legend={"yref": "container", "y": 0, "yanchor": "bottom"},

@@ -30,6 +30,8 @@ class Settings(NamedTuple):
     optimizer: str = "sgd"
     momentum: float = 0.9
     schedule: str = "constant"
+    # The stability map's rows: its batch sizes (lr x B), or momenta at the current B (lr x momentum).
+    map: str = "B"
 
 
 DEFAULTS = Settings()
@@ -50,6 +52,7 @@ CHOICES = {
     "kind": ("gaussian", "ones"),
     "optimizer": OPTIMIZERS,
     "schedule": SCHEDULES,
+    "map": ("B", "momentum"),
 }
 INTEGERS = ("N", "B", "seed")
 

@@ -1,11 +1,15 @@
-"""The stability map panel: the outcome of every (lr, B) of a grid, sum and mean side by side.
+"""The stability map panel: the outcome of every (lr, B) of a grid, sum and mean side by side, or of
+every (lr, momentum) at the current B (the `map` control: Distill's momentum phase diagram with the
+batch axis it lacks).
 
-`widgets.model.Model.stability` computes the map with `core.stability_map`; this module draws it
-and keeps it current. Moving lr or B only moves the marker. A change of N, w0 or the data recomputes
-the map on a worker thread (36 ms at N = 200, 160 ms at N = 1000 on a 2-core CPU, mostly the
-theory's critical lr per B), so the sliders stay live meanwhile and the panel says it is computing;
-a request waits SETTLE_S for a newer one (a drag computes once it rests), and a result that a newer
-request has made stale is dropped. A click on a cell sets lr and B.
+`widgets.model.Model.stability` computes the map with `core.stability_map` or `core.momentum_map`;
+this module draws it and keeps it current. Moving lr or B (momentum) only moves the marker. A
+change of N, w0 or the data (B on the lr x momentum map, the map itself) recomputes
+the map on a worker thread (lr x B: 36 ms at N = 200, 160 ms at N = 1000 on a 2-core CPU; lr x
+momentum: 120 ms at N = 100, 1.1 s at N = 1000; mostly the theory's critical lr per row), so the
+sliders stay live meanwhile and the panel says it is computing; a request waits SETTLE_S for a
+newer one (a drag computes once it rests), and a result that a newer request has made stale is
+dropped. A click on a cell sets lr and B, or lr and momentum (and the momentum optimizer).
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import concurrent.futures
 import html
 import threading
 import time
+from typing import NamedTuple
 
 import ipywidgets as ipw
 import numpy as np
@@ -21,14 +26,13 @@ import plotly.graph_objects as go
 
 from widgets.batch import or_unbatched
 from widgets.figures import COLORS, base_layout, plottable
-from widgets.model import LOSSES, MAP_BATCH_SIZES, MAP_LRS, Model
+from widgets.model import LOSSES, MAP_BATCH_SIZES, MAP_LRS, MAP_MOMENTA, Model
 from widgets.settings import Settings
 from widgets.surface import send
 
-# Cells are placed at (log10 lr, log2 B) on linear axes, labelled in lr and B: a heatmap's cells on
-# Plotly's log axes would be sized in linear units.
+# Cells are placed at (log10 lr, log2 B) or (log10 lr, momentum) on linear axes, labelled in lr and
+# B: a heatmap's cells on Plotly's log axes would be sized in linear units.
 _X = np.log10(MAP_LRS)
-_Y = np.log2(MAP_BATCH_SIZES.astype(np.float64))
 _ERROR_RANGE = (-6.0, 3.0)  # log10 |w_N - w*| from converged (float32 rounding) to nearly diverged
 _DOMAINS = {"sum": (0.0, 0.44), "mean": (0.56, 1.0)}
 _SUFFIX = {"sum": "", "mean": "2"}  # Plotly's axis names: x, y for the left panel, x2, y2 the right
@@ -45,14 +49,52 @@ BOUNDARY_OUTLINE = {"color": OUTLINE, "width": 4.5}
 SETTLE_S = 0.08  # a recompute waits this long for a newer request (a drag) before it starts
 
 
-def _cell_labels() -> list[list[str]]:
-    return [[f"lr = {lr:.3g}, B = {b}" for lr in MAP_LRS] for b in MAP_BATCH_SIZES]
+class Rows(NamedTuple):
+    """What a map's rows are: `name` (the Settings field and the axis's title), their values and
+    the positions they are drawn at, the axis's ticks and range, half a cell's height (the box's)."""
+
+    name: str
+    values: np.ndarray
+    positions: np.ndarray
+    tickvals: list
+    ticktext: list
+    span: list
+    half: float
+
+    def label(self, value) -> str:
+        return f"{self.name} = {value:.2g}" if self.name == "momentum" else f"{self.name} = {value}"
+
+    def position(self, settings: Settings) -> float:
+        """Where the current setting's row is drawn."""
+        value = getattr(settings, self.name)
+        return float(np.log2(value)) if self.name == "B" else float(value)
 
 
-def _axes(loss: str) -> dict:
+_POWERS = np.arange(0, int(np.log2(MAP_BATCH_SIZES[-1])) + 1)
+_B_ROWS = Rows(
+    "B",
+    MAP_BATCH_SIZES,
+    np.log2(MAP_BATCH_SIZES.astype(np.float64)),
+    _POWERS.tolist(),
+    [str(2**p) for p in _POWERS],
+    [-0.5, float(np.log2(MAP_BATCH_SIZES[-1])) + 0.3],
+    0.25,
+)
+_STEP = float(MAP_MOMENTA[1] - MAP_MOMENTA[0])
+_MOMENTUM_ROWS = Rows(
+    "momentum",
+    MAP_MOMENTA,
+    MAP_MOMENTA.astype(np.float64),
+    [0.0, 0.2, 0.4, 0.6, 0.8, 0.99],
+    ["0", "0.2", "0.4", "0.6", "0.8", "0.99"],
+    [float(MAP_MOMENTA[0]) - _STEP, float(MAP_MOMENTA[-1]) + _STEP],
+    _STEP / 2,
+)
+
+
+def _axes(loss: str, rows: Rows) -> dict:
     lo_x, hi_x = _X[0] - (_X[1] - _X[0]) / 2, _X[-1] + (_X[-1] - _X[-2]) / 2
     decades = np.arange(np.ceil(lo_x), np.floor(hi_x) + 1)
-    powers = np.arange(0, int(_Y[-1]) + 1)
     suffix = _SUFFIX[loss]
     return {
         f"xaxis{suffix}": {
@@ -64,10 +106,12 @@ def _axes(loss: str) -> dict:
             "anchor": f"y{suffix}",
         },
         f"yaxis{suffix}": {
-            "range": [-0.5, _Y[-1] + 0.3],
-            "tickvals": powers.tolist(),
-            "ticktext": [str(2**p) for p in powers],
-            "title": {"text": "B"},
+            "range": rows.span,
+            "tickvals": rows.tickvals,
+            "ticktext": rows.ticktext,
+            # "momentum" beside the mean panel would run into the sum panel in the projector view:
+            # its rows are the sum panel's, titled there.
+            "title": {"text": rows.name if loss == "sum" or rows.name == "B" else ""},
             "anchor": f"x{suffix}",
         },
     }
@@ -75,17 +119,29 @@ def _axes(loss: str) -> dict:
 
 class StabilityChart:
     """One figure, two panels (sum, mean), TRACES_PER_LOSS traces each, and the current setting's
-    box around its cell on each panel, a layout shape (`marker`)."""
+    box around its cell on each panel, a layout shape (`marker`); `rows` says what its rows are."""
 
-    def layout(self, settings: Settings) -> dict:
+    def __init__(self, rows: Rows):
+        self.rows = rows
+
+    def title(self, settings: Settings) -> str:
         # Lines short enough for a phone (Plotly does not wrap titles): at 390 px each fits the 342
         # px from the title's start to the chart's edge, for N up to 2048 and a w0 of up to four
         # characters (a slider value: -9.5); a w0 typed with many more digits may run past it.
-        title = (
+        if self.rows.name == "momentum":
+            return (
+                f"Stability map: lr × momentum at B = {settings.B}<br><sup>N = {settings.N} steps from w0 = "
+                f"{settings.w0:.4g}; striped orange: diverged<br>colour: log10 |w_N − w*|; dashed: the "
+                "critical lr of theory<br>white box: the current setting; click a cell to go there</sup>"
+            )
+        return (
             f"Stability map: outcome after N = {settings.N} steps<br><sup>where each (lr, B) ends from w0 = "
             f"{settings.w0:.4g}; striped orange: diverged<br>colour: log10 |w_N − w*|; dashed: the critical "
             "lr of theory<br>white box: the current setting; click a cell to go there</sup>"
         )
+
+    def layout(self, settings: Settings) -> dict:
+        title = self.title(settings)
         # The explorer's common layout; its single pair of axes is replaced by one pair per panel.
         layout = base_layout(
             title,
@@ -120,13 +176,15 @@ class StabilityChart:
             },
         )
         for loss in LOSSES:
-            layout.update(_axes(loss))
+            layout.update(_axes(loss, self.rows))
         layout["shapes"] = self.marker(settings)
         return layout
 
-    @staticmethod
-    def styles() -> list[dict]:
-        labels = _cell_labels()
+    def styles(self) -> list[dict]:
+        labels = [
+            [f"lr = {lr:.3g}, {self.rows.label(value)}" for lr in MAP_LRS] for value in self.rows.values
+        ]
+        y = self.rows.positions
         styles = []
         for loss in LOSSES:
             axes = {"xaxis": f"x{_SUFFIX[loss]}", "yaxis": f"y{_SUFFIX[loss]}"}
@@ -134,7 +192,7 @@ class StabilityChart:
                 {
                     "type": "heatmap",
                     "x": _X,
-                    "y": _Y,
+                    "y": y,
                     "text": labels,
                     "coloraxis": "coloraxis",
                     "name": f"outcome, {loss}",
@@ -144,7 +202,7 @@ class StabilityChart:
                 {
                     "type": "heatmap",
                     "x": _X,
-                    "y": _Y,
+                    "y": y,
                     "text": labels,
                     "colorscale": [[0, COLORS["diverged"]], [1, COLORS["diverged"]]],
                     # A 1 px gap between rows of diverged cells: a striped texture, not the colour
@@ -174,9 +232,9 @@ class StabilityChart:
             ]
         return styles
 
-    @staticmethod
-    def series(stability) -> dict[str, list[dict]]:
+    def series(self, stability) -> dict[str, list[dict]]:
         """Fields of the traces that change with the map, by loss (the box's are `marker`'s)."""
+        y = self.rows.positions
         fields = {}
         for loss in LOSSES:
             diverged = stability.diverged[loss]
@@ -187,19 +245,18 @@ class StabilityChart:
             fields[loss] = [
                 {"z": plottable(np.clip(stability.log10_error[loss], *_ERROR_RANGE))},
                 {"z": plottable(np.where(diverged, 1.0, np.nan))},
-                {"x": boundary_x, "y": _Y},
-                {"x": boundary_x, "y": _Y, "customdata": critical},
+                {"x": boundary_x, "y": y},
+                {"x": boundary_x, "y": y, "customdata": critical},
             ]
         return fields
 
-    @staticmethod
-    def marker(settings: Settings) -> list[dict]:
+    def marker(self, settings: Settings) -> list[dict]:
         """The current setting's box around its cell, white on a black outline (two shapes), the
         same on both panels: layout shapes, so that a move of lr or B changes the layout alone, which
         the browser draws without computing the heatmaps again. Not enlarged in the projector view:
         twice as thick, it would hide most of the 8 px cell it marks."""
-        x, y = float(np.log10(settings.lr)), float(np.log2(settings.B))
-        half_x, half_y = (_X[1] - _X[0]) / 2, 0.25
+        x, y = float(np.log10(settings.lr)), self.rows.position(settings)
+        half_x, half_y = (_X[1] - _X[0]) / 2, self.rows.half
         return [
             {
                 "type": "rect",
@@ -232,6 +289,17 @@ class StabilityChart:
         data = self.data(stability)
         send(figure, data, range(len(data)), self.layout_update(settings))
 
+    def switch(self, figure, stability, settings: Settings) -> None:
+        """Draw this chart's map on `figure`, which showed the other chart's: every trace's style and
+        data, the axes, the title and the box, in one message."""
+        data = [
+            {key: value for key, value in style.items() if key != "type"} | fields
+            for style, fields in zip(self.styles(), self.data(stability), strict=True)
+        ]
+        layout = self.layout(settings)
+        axes = {name: layout[name] for name in layout if name.startswith(("xaxis", "yaxis"))}
+        send(figure, data, range(len(data)), {**axes, **self.layout_update(settings)})
+
     def update_marker(self, figure, settings: Settings) -> None:
         send(figure, [], [], {"shapes": self.marker(settings)})
 
@@ -239,17 +307,22 @@ class StabilityChart:
         return {"title.text": self.layout(settings)["title"]["text"], "shapes": self.marker(settings)}
 
 
-CHART = StabilityChart()
+CHART = StabilityChart(_B_ROWS)
+MOMENTUM_CHART = StabilityChart(_MOMENTUM_ROWS)
+CHARTS = {"B": CHART, "momentum": MOMENTUM_CHART}  # by the `map` setting
 
 
 class StabilityPanel:
-    """The map's figure and a line saying whether it is current; `widget` is what a page shows.
+    """The map's figure and a line saying whether it is current; `widget` is what a page shows, with
+    `control` (the explorer's `map` control) above it when given.
 
-    `follow(settings)` is called after every change of the explorer's settings. `pick` receives the
-    (lr, B) of a clicked cell.
+    `follow(settings)` is called after every change of the explorer's settings. `pick(**fields)`
+    receives the Settings fields of a clicked cell: lr and B, or lr and momentum.
     """
 
-    def __init__(self, model: Model, settings: Settings, pick, widget, background=True, batch=None):
+    def __init__(
+        self, model: Model, settings: Settings, pick, widget, background=True, batch=None, control=None
+    ):
         self.model = model
         self._pick = pick
         self._batch = or_unbatched(batch)  # the caller's widgets.batch.Batch: its changes go as one
@@ -260,23 +333,32 @@ class StabilityPanel:
         self._future: concurrent.futures.Future | None = None
         self._widget_class = widget  # makes the map's figure (widgets.surface.surface_maker)
         self._drawn = model.stability(settings)  # the map the figure shows
+        self._chart = CHARTS[settings.map]  # the chart it is drawn as
         self.figure = self._build()
         self.figure.alt = self._alt(self._drawn, settings)
         self.status = ipw.HTML(self._ready_text(settings))
-        self.widget = ipw.VBox([self.status, self.figure])
+        self.widget = ipw.VBox([*([control] if control is not None else []), self.status, self.figure])
 
     def _build(self):
         """The map's figure as last drawn, its cells clickable."""
-        figure = CHART.build(self._drawn, self._settings, self._widget_class)
+        figure = self._chart.build(self._drawn, self._settings, self._widget_class)
         figure.on_click(self._clicked)
         return figure
 
     @staticmethod
-    def _ready_text(settings: Settings) -> str:
-        return f"Stability map for N = {settings.N}, w0 = {settings.w0:.4g}: up to date."
+    def _which(settings: Settings) -> str:
+        if settings.map == "momentum":
+            return (
+                f"Stability map, lr × momentum at B = {settings.B}, for N = {settings.N}, "
+                f"w0 = {settings.w0:.4g}"
+            )
+        return f"Stability map for N = {settings.N}, w0 = {settings.w0:.4g}"
+
+    def _ready_text(self, settings: Settings) -> str:
+        return f"{self._which(settings)}: up to date."
 
     def follow(self, settings: Settings) -> None:
-        """Move the marker; recompute the map (in the background) when N, w0 or the data changed."""
+        """Move the marker; recompute the map (in the background) when what it shows changed."""
         key = Model.map_key(settings)
         with self._lock:
             self._settings = settings
@@ -284,18 +366,17 @@ class StabilityPanel:
             self._wanted = key
         if not changed:
             with self._lock:  # the worker may be drawing this figure
-                CHART.update_marker(self.figure, settings)
+                self._chart.update_marker(self.figure, settings)
             return
         if self._executor is None:
             self._compute(key, settings, settle=0.0)
             return
         with self._lock:
-            self.status.value = (
-                f"<i>Computing the stability map for N = {settings.N}, w0 = {settings.w0:.4g}…</i> "
-                "(the sliders stay live)"
-            )
-            self.figure.alt = f"Stability map: being computed for N = {settings.N}, w0 = {settings.w0:.4g}."
-            CHART.update_marker(self.figure, settings)
+            which = self._which(settings)
+            self.status.value = f"<i>Computing the {which[0].lower()}{which[1:]}…</i> (the sliders stay live)"
+            self.figure.alt = f"{which}: being computed."
+            if self._chart is CHARTS[settings.map]:
+                self._chart.update_marker(self.figure, settings)
         self._batch.flush()  # "Computing…" reaches the page before the worker's map
         self._future = self._executor.submit(self._compute, key, settings)
 
@@ -323,24 +404,34 @@ class StabilityPanel:
                 return
             settings = self._settings
             self._drawn = stability
-            CHART.update(self.figure, stability, settings)
+            chart = CHARTS[settings.map]
+            if chart is self._chart:
+                chart.update(self.figure, stability, settings)
+            else:
+                chart.switch(self.figure, stability, settings)
+                self._chart = chart
             self.status.value = self._ready_text(settings)
             self.figure.alt = self._alt(stability, settings)
 
-    @staticmethod
-    def _alt(stability, settings: Settings) -> str:
+    def _alt(self, stability, settings: Settings) -> str:
         """The map in words (its text alternative): what each cell is, and how many diverged."""
-        lrs, sizes = stability.lrs, stability.batch_sizes
+        lrs, rows = stability.lrs, self._chart.rows
+        values = rows.values
         counts = ", ".join(
             f"{loss} loss {int(np.sum(stability.diverged[loss]))}" for loss in stability.diverged
         )
+        shown = (
+            f"{values[0]:.2g} to {values[-1]:.2g}"
+            if rows.name == "momentum"
+            else f"{values[0]} to {values[-1]}"
+        )
+        at = f" at B = {settings.B}, heavy-ball momentum" if rows.name == "momentum" else ""
         return (
-            f"Stability map for N = {settings.N}, w0 = {settings.w0:.4g}: for {len(lrs)} learning rates "
-            f"from {lrs[0]:.2g} to {lrs[-1]:.2g} and {len(sizes)} batch sizes from {sizes[0]} to "
-            f"{sizes[-1]}, the colour is log10 |w − w*| after N steps, sum loss on the left and mean "
-            f"loss on the right; the orange cells, striped by thin gaps between rows, diverged ({counts} of "
-            f"{len(lrs) * len(sizes)} each). "
-            "The dashed line is the critical lr, the box the current lr and B."
+            f"{self._which(settings)}: for {len(lrs)} learning rates from {lrs[0]:.2g} to {lrs[-1]:.2g} "
+            f"and {len(values)} values of {rows.name} from {shown}{at}, the colour is log10 |w − w*| "
+            "after N steps, sum loss on the left and mean loss on the right; the orange cells, striped "
+            f"by thin gaps between rows, diverged ({counts} of {len(lrs) * len(values)} each). "
+            f"The dashed line is the critical lr, the box the current lr and {rows.name}."
         )
 
     def wait(self, timeout: float = 30.0) -> None:
@@ -359,10 +450,12 @@ class StabilityPanel:
                 continue  # a visitor can send anything
             if not (np.isfinite(x) and np.isfinite(y)):
                 continue
+            rows = self._chart.rows
             column = int(np.argmin(np.abs(_X - x)))
-            row = int(np.argmin(np.abs(_Y - y)))
-            self._pick(float(MAP_LRS[column]), int(MAP_BATCH_SIZES[row]))
+            row = int(np.argmin(np.abs(rows.positions - y)))
+            value = rows.values[row]
+            self._pick(lr=float(MAP_LRS[column]), **{rows.name: value.item()})
             return
 
 
-__all__ = ["CHART", "StabilityChart", "StabilityPanel"]
+__all__ = ["CHART", "CHARTS", "MOMENTUM_CHART", "Rows", "StabilityChart", "StabilityPanel"]
