@@ -926,10 +926,10 @@ def test_export_csv_downloads_the_run(dashboard):
     with dashboard.page.expect_download() as download:
         link.click()
     rows = Path(download.value.path()).read_text().splitlines()
-    assert rows[0] == "loss_mode,step,w,loss,gradient" and len(rows) == 1 + 2 * (DEFAULTS.N + 1)
+    assert rows[0] == "run,loss_mode,step,w,loss,gradient,lr" and len(rows) == 1 + 2 * (DEFAULTS.N + 1)
     expected = _expected_weights(DEFAULTS)
     np.testing.assert_allclose(
-        [float(r.split(",")[2]) for r in rows[1 : DEFAULTS.N + 2]], expected, rtol=1e-6
+        [float(r.split(",")[3]) for r in rows[1 : DEFAULTS.N + 2]], expected, rtol=1e-6
     )
 
 

@@ -10,6 +10,7 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
+import core
 from widgets import Explorer
 from widgets.explorer import WIDE
 from widgets.export import CSV_HEADER, charts_html, run_csv
@@ -28,22 +29,58 @@ def _decoded(link_html: str) -> str:
     return base64.b64decode(encoded).decode("utf-8")
 
 
+def _assert_rows_are(rows, history, rates):
+    """`rows` (one loss mode's of one run) are `history`'s steps, each with the lr it used."""
+    assert [int(row["step"]) for row in rows] == list(range(len(history.losses) + 1))
+    np.testing.assert_array_equal([np.float32(row["w"]) for row in rows], history.weights)
+    np.testing.assert_array_equal([np.float32(row["loss"]) for row in rows[:-1]], history.losses)
+    np.testing.assert_array_equal([np.float32(row["gradient"]) for row in rows[:-1]], history.grads)
+    # 9 significant digits: a float32 rate exactly, the slider's float64 lr to 1e-9.
+    np.testing.assert_allclose([float(row["lr"]) for row in rows[:-1]], rates, rtol=1e-8)
+    assert rows[-1]["loss"] == rows[-1]["gradient"] == rows[-1]["lr"] == ""
+
+
 @pytest.mark.parametrize("preset", ["worked-example", "diverging", "sum-vs-mean"])
 def test_the_csv_holds_every_step_of_both_runs(explorer, preset):
     explorer.apply(PRESETS[preset][1])
     rows = list(csv.DictReader(io.StringIO(run_csv(explorer.result))))
     assert ",".join(rows[0]) == CSV_HEADER
-    n = explorer.settings.N
+    assert {row["run"] for row in rows} == {"sgd"}  # plain SGD alone: nothing is overlaid
+    n, lr = explorer.settings.N, explorer.settings.lr
     for mode in ("sum", "mean"):
-        history = explorer.result.histories[mode]
         mine = [row for row in rows if row["loss_mode"] == mode]
-        assert [int(row["step"]) for row in mine] == list(range(n + 1))
-        np.testing.assert_array_equal([np.float32(row["w"]) for row in mine], history.weights)
-        np.testing.assert_array_equal([np.float32(row["loss"]) for row in mine[:-1]], history.losses)
-        np.testing.assert_array_equal([np.float32(row["gradient"]) for row in mine[:-1]], history.grads)
-        assert mine[-1]["loss"] == mine[-1]["gradient"] == ""
+        _assert_rows_are(mine, explorer.result.histories[mode], np.full(n, lr))
     if preset == "worked-example":
         assert [row["w"] for row in rows[:3]] == ["0", "0.400000006", "0.639999986"]
+
+
+@pytest.mark.parametrize(
+    ("change", "name"),
+    [
+        ({"optimizer": "momentum", "momentum": 0.5}, "momentum 0.5"),
+        ({"schedule": "cosine"}, "sgd, cosine schedule"),
+    ],
+)
+def test_the_csv_holds_the_overlaid_run_too(explorer, change, name):
+    # What the trajectory overlays on plain SGD is exported beside it, under its legend's name, each
+    # step with the learning rate it used (the schedule's, or the constant lr).
+    explorer.apply(DEFAULTS._replace(N=30, **change))
+    result = explorer.result
+    rows = list(csv.DictReader(io.StringIO(run_csv(result))))
+    assert [row["run"] for row in rows] == ["sgd"] * 62 + [name] * 62
+    rates = result.schedule if result.schedule is not None else np.full(30, result.settings.lr)
+    for mode in ("sum", "mean"):
+        _assert_rows_are(
+            [r for r in rows if r["run"] == "sgd" and r["loss_mode"] == mode],
+            result.histories[mode],
+            np.full(30, result.settings.lr),
+        )
+        _assert_rows_are(
+            [r for r in rows if r["run"] == name and r["loss_mode"] == mode], result.optimized[mode], rates
+        )
+    if "schedule" in change:
+        np.testing.assert_allclose(rates, core.lr_schedule("cosine", result.settings.lr, 30), rtol=0)
+    explorer.apply(DEFAULTS)
 
 
 def test_the_export_buttons_give_links_that_go_stale_with_the_run(explorer):

@@ -12,9 +12,11 @@ import sys
 import numpy as np
 import pytest
 
-from core import data, stability, training
+from core import data, optimizers, stability, training
 from widgets import DEFAULTS, PRESETS, Explorer
 from widgets.code import code_view, qualified_name, source_html
+from widgets.figures import run_name
+from widgets.model import overlaid
 from widgets.script import training_script
 
 CASES = {
@@ -24,6 +26,11 @@ CASES = {
     "ones, mean": DEFAULTS._replace(kind="ones", loss="mean", lr=0.05, N=40, B=7, w0=-3.0, noise=0.0),
     "no noise, negative w": DEFAULTS._replace(true_w=-1.5, noise=0.0, N=300, B=33, seed=17, loss="both"),
     "diverging": PRESETS["diverging"][1],
+    # The overlaid run too: an Optax optimizer, a schedule, or both.
+    "momentum": DEFAULTS._replace(optimizer="momentum", momentum=0.5, loss="both"),
+    "adam": DEFAULTS._replace(optimizer="adam", lr=0.05),
+    "nesterov, warmup": DEFAULTS._replace(optimizer="nesterov", schedule="warmup", N=60, B=5, loss="mean"),
+    "schedule rescue": PRESETS["schedule-rescue"][1],
 }
 
 
@@ -44,32 +51,47 @@ def exported(explorer, tmp_path_factory):
         environment = {**os.environ, "JAX_PLATFORMS": "cpu"}
         pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
         process = subprocess.Popen([sys.executable, str(path)], text=True, env=environment, **pipes)
-        runs[name] = (explorer.settings, explorer.result.histories, process)
+        runs[name] = (explorer.settings, explorer.result, process)
     results = {}
-    for name, (settings, histories, process) in runs.items():
+    for name, (settings, result, process) in runs.items():
         out, err = process.communicate(timeout=120)
         assert process.returncode == 0, err
         printed = dict(re.findall(r"^(sum|mean) loss: final w = (\S+)$", out, re.MULTILINE))
-        results[name] = (settings, histories, {loss: float(w) for loss, w in printed.items()})
+        grown = re.findall(r"^(.+) \((sum|mean) loss\): final w = (\S+)$", out, re.MULTILINE)
+        results[name] = (
+            settings,
+            result,
+            {loss: float(w) for loss, w in printed.items()},
+            {loss: (run, float(w)) for run, loss, w in grown},
+        )
     return results
+
+
+def _assert_same_final_weight(w, history, loss):
+    explorer_w = float(history.weights[-1])
+    if history.diverged_at is not None and not np.isfinite(explorer_w):
+        assert not np.isfinite(w), (loss, w)  # the script diverges too
+    else:
+        # float32 both; the engine adds a batch by a pairwise tree, the script with jnp.sum
+        assert w == pytest.approx(explorer_w, rel=1e-5, abs=1e-6), loss
 
 
 @pytest.mark.parametrize("case", list(CASES))
 def test_the_script_reproduces_the_explorers_final_weight(exported, case):
-    settings, histories, printed = exported[case]
+    settings, result, printed, grown = exported[case]
     expected_losses = ["sum", "mean"] if settings.loss == "both" else [settings.loss]
     assert list(printed) == expected_losses
     for loss, w in printed.items():
-        explorer_w = float(histories[loss].weights[-1])
-        if histories[loss].diverged_at is not None and not np.isfinite(explorer_w):
-            assert not np.isfinite(w), (loss, w)  # the script diverges too
-        else:
-            # float32 both; the engine adds a batch by a pairwise tree, the script with jnp.sum
-            assert w == pytest.approx(explorer_w, rel=1e-5, abs=1e-6), loss
+        _assert_same_final_weight(w, result.histories[loss], loss)
+    # The overlaid run, named as on the trajectory's legend, when the explorer draws one.
+    assert list(grown) == (expected_losses if overlaid(settings) else [])
+    for loss, (run, w) in grown.items():
+        assert run == run_name(settings)
+        _assert_same_final_weight(w, result.optimized[loss], loss)
 
 
 def test_the_seed_example_script_prints_the_seeds_number(exported):
-    _, _, printed = exported["worked example"]
+    _, _, printed, _ = exported["worked example"]
     assert printed["sum"] == pytest.approx(0.64, rel=1e-6)  # seed 000: 0.4 after one step, 0.64 after two
 
 
@@ -83,6 +105,10 @@ def test_the_script_needs_only_jax_and_numpy_and_pastes_the_data_generator():
             imported.add(node.module.split(".")[0])
     assert imported == {"jax", "numpy"}
     assert inspect.getsource(data._row_normals) in script  # the explorer's own generator, not a copy
+    # With another optimizer or a schedule overlaid: Optax as well, and the explorer's own schedules.
+    script = training_script(DEFAULTS._replace(schedule="cosine"))
+    assert "import optax\n" in script and "Needs only jax, numpy and optax" in script
+    assert inspect.getsource(optimizers.schedule_function) in script
 
 
 @pytest.mark.parametrize(

@@ -5,18 +5,22 @@ PNG stays in each chart's own toolbar (Plotly's camera button)."""
 from __future__ import annotations
 
 import base64
+import csv
 import html
+import io
 import itertools
 
+import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
 
+from widgets.figures import run_name
 from widgets.layout import BESIDE
 from widgets.model import LOSSES, Result
 from widgets.settings import Settings
 from widgets.surface import Surface
 
-CSV_HEADER = "loss_mode,step,w,loss,gradient"
+CSV_HEADER = "run,loss_mode,step,w,loss,gradient,lr"
 
 
 def _number(value) -> str:
@@ -25,18 +29,27 @@ def _number(value) -> str:
 
 
 def run_csv(result: Result) -> str:
-    """Every step of both runs, one row per (loss mode, step): w is the weight step k starts from,
-    loss and gradient the batch's at that weight; the last row of each mode (step N) has the final
-    weight and no loss or gradient."""
-    rows = [CSV_HEADER]
-    for mode in LOSSES:
-        history = result.histories[mode]
-        for k, (w, loss, grad) in enumerate(
-            zip(history.weights, history.losses, history.grads, strict=False)
-        ):
-            rows.append(f"{mode},{k},{_number(w)},{_number(loss)},{_number(grad)}")
-        rows.append(f"{mode},{len(history.losses)},{_number(history.weights[-1])},,")
-    return "\n".join(rows) + "\n"
+    """Every step of the runs on the charts, one row per (run, loss mode, step): plain SGD's ("sgd")
+    and, when another optimizer or schedule is overlaid, that one's (named as on the trajectory's
+    legend: "momentum 0.9", "sgd, cosine schedule"). w is the weight step k starts from, loss and
+    gradient the batch's at that weight, lr the learning rate step k used; the last row of each
+    (step N) has the final weight alone."""
+    s = result.settings
+    runs = [("sgd", result.histories, np.full(s.N, s.lr))]
+    if result.optimized is not None:
+        rates = result.schedule if result.schedule is not None else runs[0][2]
+        runs.append((run_name(s), result.optimized, rates))
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_HEADER.split(","))
+    for name, histories, rates in runs:
+        for mode in LOSSES:
+            history = histories[mode]
+            steps = zip(history.weights, history.losses, history.grads, rates, strict=False)
+            for k, values in enumerate(steps):
+                writer.writerow([name, mode, k, *map(_number, values)])
+            writer.writerow([name, mode, len(history.losses), _number(history.weights[-1]), "", "", ""])
+    return out.getvalue()
 
 
 def file_stem(settings: Settings) -> str:

@@ -1,28 +1,32 @@
 """ "Copy as script": the explorer's current run as a short standalone Python script.
 
-The script needs only jax and numpy. Its data come from the same generator as the explorer's
-(`core.data._row_normals`, pasted in from its source so the two cannot drift), and its loop is the
-lesson's scan, written out again on purpose: a script that imports nothing of ours runs anywhere.
-It prints the final weight of each loss the explorer shows (tests/test_script.py runs it).
+The script needs only jax and numpy, and optax when the explorer overlays another optimizer or
+schedule. Its data come from the same generator as the explorer's (`core.data._row_normals`,
+pasted in from its source so the two cannot drift; so is `core.optimizers.schedule_function`), and
+its loop is the lesson's scan, written out again on purpose: a script that imports nothing of ours
+runs anywhere. It prints the final weight of each loss the explorer shows, and of the overlaid run
+(tests/test_script.py runs it).
 """
 
 from __future__ import annotations
 
 import inspect
 
-from core import data
+from core import data, optimizers
+from widgets.figures import run_name
+from widgets.model import overlaid
 from widgets.settings import Settings
 
 _TEMPLATE = '''"""A ScanLab run, exported from the explorer.{link}
 
 The training loop of the lesson: one gradient step per microbatch, carried by jax.lax.scan.
-Needs only jax and numpy:  python {filename}
+Needs only {needs}:  python {filename}
 """
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax import lax
+{optax_import}from jax import lax
 
 # The explorer's settings
 LR = {lr!r}  # learning rate
@@ -68,6 +72,50 @@ for loss in LOSSES:
     print(f"{{loss}} loss: final w = {{float(weights[-1]):.9g}}")
 '''
 
+# The overlaid run, when the explorer shows one: the same loop with the carry grown up.
+_OPTAX = '''
+
+# The run drawn dotted over plain SGD: an Optax optimizer, the learning rate per step from a schedule
+OPTIMIZER = {optimizer!r}  # "sgd", "momentum" (heavy ball), "nesterov" or "adam"
+MOMENTUM = {momentum!r}  # the momentum of "momentum" and "nesterov"
+SCHEDULE = {schedule!r}  # how lr changes over the N steps
+EXPONENTIAL_DECAY = {exponential_decay!r}
+SCHEDULES = {schedules!r}
+
+
+{schedule_function}
+
+def optimizer(lr):
+    """Optax's OPTIMIZER at learning rate lr."""
+    if OPTIMIZER == "adam":
+        return optax.adam(lr)
+    return optax.sgd(lr, momentum=None if OPTIMIZER == "sgd" else MOMENTUM, nesterov=OPTIMIZER == "nesterov")
+
+
+@jax.jit
+def train_optax(w, lrs, x_batches, y_batches, scale):
+    """The weight after every step; the carry is (w, the optimizer's state), and step k's learning
+    rate lrs[k] is scanned with its batch."""
+
+    def step(carry, inputs):
+        w, state = carry
+        x, y, lr = inputs
+        grad = scale * 2 * jnp.sum((w * x - y) * x)
+        updates, state = optimizer(lr).update(grad, state, w)
+        new_w = optax.apply_updates(w, updates)
+        return (new_w, state), new_w
+
+    _, weights = lax.scan(step, (w, optimizer(LR).init(w)), (x_batches, y_batches, lrs))
+    return weights
+
+
+lrs = np.asarray(jax.vmap(schedule_function(SCHEDULE, LR, N))(jnp.arange(N)), dtype=np.float32)
+for loss in LOSSES:
+    scale = np.float32(1.0 if loss == "sum" else 1.0 / B)
+    weights = train_optax(np.float32(W0), lrs, x_batches, y_batches, scale)
+    print(f"{run} ({{loss}} loss): final w = {{float(weights[-1]):.9g}}")
+'''
+
 FILENAME = "scanlab_run.py"
 
 
@@ -76,10 +124,24 @@ def training_script(settings: Settings, link: str = "") -> str:
     losses = ("sum", "mean") if settings.loss == "both" else (settings.loss,)
     # A link is a visitor's URL: keep it to ASCII that cannot end the docstring or escape from it.
     safe_link = "".join(c for c in link if c.isascii() and c.isprintable() and c not in '"\\')[:500]
-    return _TEMPLATE.format(
+    grown = overlaid(settings)
+    script = _TEMPLATE.format(
         link=f"\nShare link: {safe_link}" if safe_link else "",
+        needs="jax, numpy and optax" if grown else "jax and numpy",
+        optax_import="import optax\n" if grown else "",
         filename=FILENAME,
         row_normals=inspect.getsource(data._row_normals),
         losses=losses,
         **{name: value for name, value in settings._asdict().items() if name != "loss"},
+    )
+    if not grown:
+        return script
+    return script + _OPTAX.format(
+        optimizer=settings.optimizer,
+        momentum=settings.momentum,
+        schedule=settings.schedule,
+        exponential_decay=optimizers.EXPONENTIAL_DECAY,
+        schedules=optimizers.SCHEDULES,
+        schedule_function=inspect.getsource(optimizers.schedule_function),
+        run=run_name(settings),
     )
