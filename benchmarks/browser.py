@@ -71,8 +71,13 @@ SLIDERS = ("lr", "N", "B", "w0", "true w", "noise", "momentum")
 # overlaid run of the momentum optimizer only.
 QUERIES = {"momentum": "optimizer=momentum"}
 # The other controls: two buttons pressed in turn (Enter on each), by their text. The loss view
-# starts at "sum", so its first press is "mean".
-BUTTONS = {"loss": ("mean", "sum"), "preset": ("Oscillating", "Smooth convergence")}
+# starts at "sum", so its first press is "mean"; the stability map at "lr × B".
+BUTTONS = {
+    "loss": ("mean", "sum"),
+    "preset": ("Oscillating", "Smooth convergence"),
+    "map": ("lr × momentum", "lr × B"),
+}
+TOGGLES = ("loss", "map")  # BUTTONS that are one control's choices, found beside its label
 CONTROLS = SLIDERS + tuple(BUTTONS)
 MAIN_THREAD = {"TaskDuration": "task", "LayoutDuration": "layout", "RecalcStyleDuration": "style"}
 BIG_MESSAGE = 4096  # bytes; larger message bodies are skimmed, not parsed, in the page
@@ -775,7 +780,7 @@ def open_explorer(
         scope = page.page.locator(".widget-toggle-buttons").filter(
             has=page.page.locator("label", has_text=re.compile(f"^{re.escape(control)}$"))
         )
-        scope = scope if control == "loss" else page.page
+        scope = scope if control in TOGGLES else page.page
         buttons = tuple(scope.get_by_role("button", name=name, exact=True) for name in BUTTONS[control])
         if any(button.count() != 1 for button in buttons):
             raise BenchError(f"explorer: expected one button each of {BUTTONS[control]}")

@@ -154,6 +154,7 @@ def map_loop(batches, lrs, batch_sizes, w0, n, rows):
     """Final weights and divergence flags (2, len(rows), L) of the cells in `rows` of the grid."""
     x, y = batches.x, batches.y
     w0, n = jnp.float32(w0), jnp.int32(n)
+    momentum = jnp.float32(0)  # plain SGD, as the lr x B map
     finals = np.empty((2, len(rows), len(lrs)), np.float32)
     diverged = np.empty((2, len(rows), len(lrs)), bool)
     for i, k in enumerate(rows):
@@ -161,7 +162,7 @@ def map_loop(batches, lrs, batch_sizes, w0, n, rows):
         sxx, sxy, reference, limit = cell_inputs(x, y, jnp.int32(b), n, w0)
         for loss, scale in enumerate((jnp.float32(1), jnp.float32(b))):
             for j, lr in enumerate(lrs):
-                w, bad = one_cell(w0, jnp.float32(lr), scale, sxx, sxy, n, reference, limit)
+                w, bad = one_cell(w0, jnp.float32(lr), momentum, scale, sxx, sxy, n, reference, limit)
                 finals[loss, i, j], diverged[loss, i, j] = w, bad
     return finals, diverged
 

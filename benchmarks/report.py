@@ -32,10 +32,11 @@ MAP_RATIO = 3.0  # an N or w0 move until the stability map is current too
 FIRST_CHART_S = 2.0
 ALL_CHARTS_S = 2.5  # every chart of the first screen
 # The controls benchmarks.browser times after lr (which also times the first visits), each against
-# the echo in the same run. N and w0 recompute the stability map; momentum is moved with the
-# momentum optimizer overlaid (benchmarks.browser.QUERIES).
-OTHER_CONTROLS = ("N", "B", "w0", "loss", "preset", "momentum")
-MAP_CONTROLS = ("N", "w0")
+# the echo in the same run. N and w0 recompute the stability map, and `map` switches it (no line
+# chart changes: it has the map's target alone); momentum is moved with the momentum optimizer
+# overlaid (benchmarks.browser.QUERIES).
+OTHER_CONTROLS = ("N", "B", "w0", "loss", "preset", "momentum", "map")
+MAP_CONTROLS = ("N", "w0", "map")
 MAP_MS = 150.0  # stability map recompute, 64 x 32 at N=200
 KERNEL_RSS_MB = 250.0
 COMPILE_TESTS = (
@@ -186,7 +187,9 @@ def table(info: dict, results: dict, codes: dict) -> str:
                 )
                 continue
             echo = dig(moved, "moves", "echo", "framed") or {}
-            measures = [("lines", "lines_framed", "line charts settled", SETTLED_RATIO)]
+            measures = (
+                [] if control == "map" else [("lines", "lines_framed", "line charts settled", SETTLED_RATIO)]
+            )
             if control in MAP_CONTROLS:
                 measures.append(("ratio", "framed", "the stability map current too", MAP_RATIO))
             for key, field, what, target in measures:

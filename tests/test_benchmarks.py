@@ -4,8 +4,11 @@ move the same way on both of its pages."""
 
 import subprocess
 
+import numpy as np
 import pytest
 
+import core
+from benchmarks import naive
 from benchmarks.browser import analyse_move, ratios, summarise_moves, write_wrapper
 
 
@@ -104,3 +107,17 @@ def test_the_line_charts_are_timed_without_the_stability_map():
     assert r["lines"]["median"] == pytest.approx(22.0 / 11.0) and r["ratio"]["median"] == pytest.approx(
         72.0 / 11.0
     )
+
+
+def test_the_naive_map_loop_computes_the_maps_own_cells():
+    # benchmarks.naive times core.stability's private per-cell scan one call at a time: a change of
+    # that scan's arguments must fail here, not in the next `make bench`.
+    engine = core.HistoryEngine(24, 8)
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(24, 8)).astype(np.float32)
+    batches = engine.pad(x, (2 * x + 0.1 * rng.normal(size=x.shape)).astype(np.float32))
+    lrs, sizes = np.geomspace(1e-3, 0.5, 5), np.array([1, 3, 8])
+    finals, diverged = naive.map_loop(batches, lrs, sizes, 0.5, 20, [0, 2])
+    want_finals, want_diverged = naive.map_kernel(batches, lrs, sizes, 0.5, 20)
+    np.testing.assert_allclose(finals, want_finals[:, [0, 2]], rtol=1e-6)
+    np.testing.assert_array_equal(diverged, want_diverged[:, [0, 2]])
