@@ -204,14 +204,20 @@ def _check_batch_sizes(batch_sizes, columns: int) -> np.ndarray:
     return array.astype(np.int64)
 
 
+def _check_count(name: str, value, limit: int, noun: str, source: str) -> int:
+    """A concrete integer `value` in 1..limit, as an int; the errors name `name`, say what it counts
+    (`noun`) and where the limit comes from (`source`)."""
+    if is_traced(value) or isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer{noun}, got {type(value).__name__} {value!r}"[:200])
+    if not 1 <= value <= limit:
+        raise ValueError(f"{name} must lie in 1..{limit} ({source}), got {value}")
+    return int(value)
+
+
 def _check_n(n, limit: int) -> int:
     if n is None:
         return limit
-    if is_traced(n) or isinstance(n, (bool, np.bool_)) or not isinstance(n, numbers.Integral):
-        raise TypeError(f"n must be an integer number of steps, got {type(n).__name__} {n!r}"[:200])
-    if not 1 <= n <= limit:
-        raise ValueError(f"n must lie in 1..{limit} (batches.n, the batches available), got {n}")
-    return int(n)
+    return _check_count("n", n, limit, " number of steps", "batches.n, the batches available")
 
 
 def stability_map(batches, lrs, batch_sizes, *, w0, n=None) -> StabilityMap:
@@ -362,19 +368,7 @@ def momentum_map(batches, lrs, momenta, *, batch_size, w0, n=None) -> MomentumMa
     wide = _wide(dtype)
     lrs = _check_lrs(lrs, wide)
     momenta = _check_momenta(momenta)
-    if (
-        is_traced(batch_size)
-        or isinstance(batch_size, (bool, np.bool_))
-        or not isinstance(batch_size, numbers.Integral)
-    ):
-        raise TypeError(
-            f"batch_size must be an integer, got {type(batch_size).__name__} {batch_size!r}"[:200]
-        )
-    if not 1 <= batch_size <= batches.b:
-        raise ValueError(
-            f"batch_size must lie in 1..{batches.b} (batches.b, the examples per batch), got {batch_size}"
-        )
-    batch_size = int(batch_size)
+    batch_size = _check_count("batch_size", batch_size, batches.b, "", "batches.b, the examples per batch")
     check_scalar("w0", w0)
     _reject_traced("w0", w0)
     check_fits("w0", w0, dtype)
