@@ -478,7 +478,10 @@ def test_make_run_writes_plotly_and_voila_serves_exactly_it(tmp_path):
     subprocess.run([sys.executable, str(root / "tools/plotly_bundle.py")], cwd=tmp_path, check=True)
     assert not stale.exists()
     assert (tmp_path / PLOTLY_PATH).read_bytes() == PLOTLY_JS.read_bytes()
-    allowed = json.loads((root / "voila.json").read_text())["VoilaConfiguration"]["file_allowlist"]
+    voila = json.loads((root / "voila.json").read_text())["VoilaConfiguration"]
+    # The page's template starts loading it in the page's head, from the same address.
+    assert voila["resources"]["plotly_js"] == PLOTLY_PATH
+    allowed = voila["file_allowlist"]
     served = [
         path
         for path in (PLOTLY_PATH, "app.ipynb", ".cache/jax/x", ".cache/static/x.js")

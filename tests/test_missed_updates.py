@@ -170,3 +170,41 @@ def test_a_page_whose_websocket_drops_after_a_move_draws_that_move(url, model):
         return wrong + (["the page says its kernel stopped"] if notice else [])
 
     assert visit(scenario) == []
+
+
+def test_plotly_js_is_fetched_once_by_the_page_and_again_when_that_fails(url, model):
+    # The page's template starts loading Plotly.js once the page has loaded, before it connects to
+    # its kernel; the charts wait for that copy, and load one of their own only when it failed.
+    async def scenario(browser):
+        wrong = []
+        for fails in (0, 1):
+            page = await browser.new_page()
+            requests = []
+
+            def counter(fails, requests):
+                async def count(route):
+                    requests.append(route.request.url)
+                    await (route.abort() if len(requests) <= fails else route.continue_())
+
+                return count
+
+            await page.route("**/plotly-*.min.js", counter(fails, requests))
+            sockets = []  # how many Plotly.js requests had been made when each websocket opened
+            page.on(
+                "websocket", lambda _socket, requests=requests, sockets=sockets: sockets.append(len(requests))
+            )
+            await page.goto(url, timeout=120_000)
+            await charts_shown(page)
+            drawn, _ = await settled(page, model, lambda s: True, SETTLE_S)
+            scripts = await page.evaluate(
+                "() => [...document.querySelectorAll('script[data-scanlab-plotly]')]"
+                ".map((s) => [s.parentElement.tagName, s.src])"
+            )
+            expected = [["HEAD", requests[0]]] * (1 + fails)
+            if len(requests) != 1 + fails or scripts != expected or sockets[:1] != [1]:
+                wrong.append(f"{fails} failed: requests {requests}, scripts {scripts}, sockets {sockets}")
+            wrong += drawn
+            await page.close()
+        return wrong
+
+    assert visit(scenario) == []

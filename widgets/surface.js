@@ -11,19 +11,27 @@
 // Arrays arrive as binary buffers in Plotly's typed-array form ({dtype, bdata, shape}).
 const PLOTLY = "__PLOTLY__"; // Plotly.js's address on this server, "" where this module holds it
 
+// Plotly.js once per page: the page's own copy, loading or loaded (the dashboard's template starts
+// it in the page's head, marked data-scanlab-plotly), else a script of ours from PLOTLY.
 function plotly() {
   if (window.Plotly) return Promise.resolve(window.Plotly);
-  if (!PLOTLY) return Promise.reject(new Error("ScanLab: no Plotly.js on this page"));
   if (!window.scanlabPlotly) {
-    window.scanlabPlotly = new Promise((resolve, reject) => {
-      const script = document.createElement("script");
+    let script = document.querySelector("script[data-scanlab-plotly]:not([data-failed])");
+    if (!script) {
+      if (!PLOTLY) return Promise.reject(new Error("ScanLab: no Plotly.js on this page"));
+      script = document.createElement("script");
       script.src = PLOTLY;
-      script.onload = () => (window.Plotly ? resolve(window.Plotly) : reject(new Error("no Plotly")));
-      script.onerror = () => {
-        window.scanlabPlotly = null; // the next chart tries again
-        reject(new Error(`ScanLab: Plotly.js did not load from ${PLOTLY}`));
-      };
+      script.dataset.scanlabPlotly = "";
       document.head.append(script);
+    }
+    window.scanlabPlotly = new Promise((resolve, reject) => {
+      const failed = () => {
+        script.dataset.failed = "true";
+        window.scanlabPlotly = null; // the next chart tries again, with a script of its own
+        reject(new Error(`ScanLab: Plotly.js did not load from ${script.src}`));
+      };
+      script.addEventListener("load", () => (window.Plotly ? resolve(window.Plotly) : failed()));
+      script.addEventListener("error", failed);
     });
   }
   return window.scanlabPlotly;
