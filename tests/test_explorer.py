@@ -6,6 +6,9 @@ import json
 import re
 import subprocess
 import sys
+import threading
+import time
+import types
 from pathlib import Path
 
 import jax
@@ -17,12 +20,13 @@ import pytest
 from traitlets import TraitError
 
 import core
+import widgets.stability
 from tests.reference import batches_for
 from widgets import DEFAULTS, PRESETS, Explorer
 from widgets.figures import CHARTS, TRACE_TYPES
 from widgets.model import LOSSES, MAP_BATCH_SIZES, MAP_LRS, MAP_MOMENTA
 from widgets.settings import RANGES
-from widgets.stability import BOX, TRACES_PER_LOSS
+from widgets.stability import BOX, SETTLE_S, TRACES_PER_LOSS
 from widgets.surface import PLOTLY_JS, PLOTLY_PATH, PLOTLY_VERSION, SURFACE_JS, plotly_url, surface_maker
 
 
@@ -350,6 +354,50 @@ def test_stability_map_keeps_only_the_newest_request(explorer):
     explorer.stability.wait()
     assert "up to date" in explorer.stability.status.value and "N = 333" in explorer.stability.status.value
     _assert_map_shows(explorer, explorer.settings)
+
+
+def test_a_single_move_computes_the_map_at_once_and_a_drag_once_it_rests(explorer, monkeypatch):
+    panel = explorer.stability
+    explorer.apply(DEFAULTS._replace(N=70))
+    panel.wait()
+    waits = []  # the worker's waits for a newer request, in s
+    monkeypatch.setattr(
+        widgets.stability, "time", types.SimpleNamespace(sleep=waits.append, monotonic=time.monotonic)
+    )
+    time.sleep(SETTLE_S)
+    explorer.inputs["w0"].value = 1.0  # a move on its own: no wait
+    panel.wait()
+    assert [w for w in waits if w] == [] and "w0 = 1:" in panel.status.value
+    # A drag: moves sooner than SETTLE_S after each other, queued behind a busy worker. Only the
+    # newest is computed, after one wait (each queued one waiting in turn was 9 waits).
+    time.sleep(SETTLE_S)
+    gate = threading.Event()
+    panel._executor.submit(gate.wait, 30)
+    waits.clear()
+    for w0 in np.linspace(-3.0, 3.0, 10):
+        explorer.inputs["w0"].value = float(w0)
+    gate.set()
+    panel.wait()
+    assert [w for w in waits if w] == [SETTLE_S] and "w0 = 3:" in panel.status.value
+    _assert_map_shows(explorer, explorer.settings)
+
+
+def test_a_map_computed_already_is_drawn_in_the_move_itself(explorer, monkeypatch):
+    # Switching between the two maps, or a move back to the last map's settings, needs no worker:
+    # the map is drawn in the move's own message, with no "Computing…" first.
+    explorer.apply(DEFAULTS._replace(N=70, map="momentum"))
+    explorer.stability.wait()
+    explorer.inputs["map"].value = "B"
+    explorer.stability.wait()
+    monkeypatch.setattr(explorer.stability._executor, "submit", lambda *a: pytest.fail("sent to the worker"))
+    explorer.inputs["map"].value = "momentum"
+    assert explorer.stability.figure.figure().layout.yaxis.title.text == "momentum"
+    assert (
+        "lr × momentum" in explorer.stability.status.value and "up to date" in explorer.stability.status.value
+    )
+    explorer.inputs["map"].value = "B"
+    _assert_map_shows(explorer, explorer.settings)
+    assert "up to date" in explorer.stability.status.value
 
 
 def test_stability_map_failure_is_a_notice_not_a_crash(explorer, monkeypatch):

@@ -180,6 +180,12 @@ class Model:
                 setattr(self, slot, kept)
             return kept[1]
 
+    def kept_stability(self, s: Settings) -> core.StabilityMap | core.MomentumMap | None:
+        """The map `stability(s)` returns when it is kept already (the last of its kind), else None.
+        Never waits: a map being computed on the worker holds `stability`'s lock, not this."""
+        kept = self._momentum_map if s.map == "momentum" else self._map  # one tuple, set whole
+        return kept[1] if kept is not None and kept[0] == self.map_key(s) else None
+
     def _full_for(self, s: Settings) -> _Full:
         """The largest (N, B) data set of `s`'s seed, kind, true_w and noise, drawn and padded once.
 

@@ -7,15 +7,19 @@ this module draws it and keeps it current. Moving lr or B (momentum) only moves 
 change of N, w0 or the data (B on the lr x momentum map, the map itself) recomputes
 the map on a worker thread (lr x B: 36 ms at N = 200, 160 ms at N = 1000 on a 2-core CPU; lr x
 momentum: 120 ms at N = 100, 1.1 s at N = 1000; mostly the theory's critical lr per row), so the
-sliders stay live meanwhile and the panel says it is computing; a request waits SETTLE_S for a
-newer one (a drag computes once it rests), and a result that a newer request has made stale is
-dropped. A click on a cell sets lr and B, or lr and momentum (and the momentum optimizer).
+sliders stay live meanwhile and the panel says it is computing. A request that comes less than
+SETTLE_S after the one before (a drag) waits SETTLE_S for a newer one, so a drag computes once it
+rests; a single move starts at once, and a result that a newer request has made stale is dropped.
+A map already computed (the last of each kind: switching between them, or a move back) is drawn
+at once, in the move's own message. A click on a cell sets lr and B, or lr and momentum (and the
+momentum optimizer).
 """
 
 from __future__ import annotations
 
 import concurrent.futures
 import html
+import math
 import threading
 import time
 from typing import NamedTuple
@@ -46,7 +50,7 @@ BOX = {"color": "#ffffff", "width": 2}  # the current setting's box, a shape on 
 BOX_OUTLINE = {"color": OUTLINE, "width": 4.5}  # beneath it, showing 1.25 px on each side
 BOUNDARY = {"color": "#ffffff", "width": 2.5, "dash": "dash"}
 BOUNDARY_OUTLINE = {"color": OUTLINE, "width": 4.5}
-SETTLE_S = 0.08  # a recompute waits this long for a newer request (a drag) before it starts
+SETTLE_S = 0.08  # a request this soon after the one before (a drag) waits this long for a newer one
 
 
 class Rows(NamedTuple):
@@ -328,6 +332,7 @@ class StabilityPanel:
         self._batch = or_unbatched(batch)  # the caller's widgets.batch.Batch: its changes go as one
         self._lock = threading.Lock()
         self._wanted = Model.map_key(settings)  # the key of the newest request
+        self._asked = -math.inf  # when it came (time.monotonic)
         self._settings = settings
         self._executor = concurrent.futures.ThreadPoolExecutor(1, "stability-map") if background else None
         self._future: concurrent.futures.Future | None = None
@@ -360,13 +365,19 @@ class StabilityPanel:
     def follow(self, settings: Settings) -> None:
         """Move the marker; recompute the map (in the background) when what it shows changed."""
         key = Model.map_key(settings)
+        now = time.monotonic()
         with self._lock:
             self._settings = settings
             changed = key != self._wanted
             self._wanted = key
+            dragged, self._asked = (now - self._asked < SETTLE_S, now) if changed else (False, self._asked)
         if not changed:
             with self._lock:  # the worker may be drawing this figure
                 self._chart.update_marker(self.figure, settings)
+            return
+        kept = self.model.kept_stability(settings)
+        if kept is not None:
+            self._draw(key, kept)
             return
         if self._executor is None:
             self._compute(key, settings, settle=0.0)
@@ -378,13 +389,16 @@ class StabilityPanel:
             if self._chart is CHARTS[settings.map]:
                 self._chart.update_marker(self.figure, settings)
         self._batch.flush()  # "Computing…" reaches the page before the worker's map
-        self._future = self._executor.submit(self._compute, key, settings)
+        self._future = self._executor.submit(self._compute, key, settings, SETTLE_S if dragged else 0.0)
 
-    def _compute(self, key, settings: Settings, settle: float = SETTLE_S) -> None:
-        time.sleep(settle)  # while a slider is dragged, compute once it rests
-        with self._lock:
-            if key != self._wanted:
-                return  # a newer request is queued behind this one
+    def _compute(self, key, settings: Settings, settle: float) -> None:
+        # A newer request is queued behind this one: nothing to do (before the wait too, or a drag's
+        # queued requests would each wait in turn).
+        for wait in (0.0, settle):
+            time.sleep(wait)  # while a slider is dragged, compute once it rests
+            with self._lock:
+                if key != self._wanted:
+                    return
         try:
             stability = self.model.stability(settings)
         except Exception as error:  # the map is a view: say so, keep the last one, keep the sliders
