@@ -370,7 +370,9 @@ class StabilityPanel:
             self._settings = settings
             changed = key != self._wanted
             self._wanted = key
-            dragged, self._asked = (now - self._asked < SETTLE_S, now) if changed else (False, self._asked)
+            dragged = changed and now - self._asked < SETTLE_S  # this request came soon after the last
+            if changed:
+                self._asked = now
         if not changed:
             with self._lock:  # the worker may be drawing this figure
                 self._chart.update_marker(self.figure, settings)

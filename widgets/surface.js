@@ -11,8 +11,8 @@
 // Arrays arrive as binary buffers in Plotly's typed-array form ({dtype, bdata, shape}).
 const PLOTLY = "__PLOTLY__"; // Plotly.js's address on this server, "" where this module holds it
 
-// Plotly.js once per page: the page's own copy, loading or loaded (the dashboard's template starts
-// it in the page's head, marked data-scanlab-plotly), else a script of ours from PLOTLY.
+// Plotly.js once per page: the page's own copy, loading or loaded (the dashboard's template inserts
+// it at the page's load event, marked data-scanlab-plotly), else a script of ours from PLOTLY.
 function plotly() {
   if (window.Plotly) return Promise.resolve(window.Plotly);
   if (!window.scanlabPlotly) {
