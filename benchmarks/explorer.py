@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 import widgets
+from widgets.stability import SETTLE_S
 
 
 def _moves(explorer, control, values):
@@ -29,9 +30,11 @@ def _moves(explorer, control, values):
 
 
 def _map_settles(explorer, values):
-    """A move of w0, then the stability map recomputed on its worker thread and drawn."""
+    """A move of w0 on its own, then the stability map recomputed on its worker thread and drawn
+    (moves sooner than SETTLE_S after each other are a drag, whose map waits for it to rest)."""
     times = []
     for value in values:
+        time.sleep(SETTLE_S)
         start = time.perf_counter()
         explorer.inputs["w0"].value = value
         explorer.stability.wait()
