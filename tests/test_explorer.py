@@ -361,30 +361,31 @@ def test_a_single_move_computes_the_map_at_once_and_a_drag_once_it_rests(explore
     explorer.apply(DEFAULTS._replace(N=70))
     panel.wait()
     waits = []  # the worker's waits for a newer request, in s
+    now = [time.monotonic()]  # the panel's clock, moved by hand from here
     monkeypatch.setattr(
-        widgets.stability, "time", types.SimpleNamespace(sleep=waits.append, monotonic=time.monotonic)
+        widgets.stability, "time", types.SimpleNamespace(sleep=waits.append, monotonic=lambda: now[0])
     )
-    time.sleep(SETTLE_S)
+    now[0] += 1.0
     explorer.inputs["w0"].value = 1.0  # a move on its own: no wait
     panel.wait()
-    assert [w for w in waits if w] == [] and "w0 = 1:" in panel.status.value
-    # A drag: moves sooner than SETTLE_S after each other, queued behind a busy worker. Only the
-    # newest is computed, after one wait (each queued one waiting in turn was 9 waits).
-    time.sleep(SETTLE_S)
+    assert waits == [] and "w0 = 1:" in panel.status.value
+    # A drag: moves 10 ms apart, queued behind a busy worker. Only the newest is computed, after
+    # one wait (when each queued request waited in turn, 10 waits).
+    now[0] += 1.0
     gate = threading.Event()
     panel._executor.submit(gate.wait, 30)
-    waits.clear()
     for w0 in np.linspace(-3.0, 3.0, 10):
         explorer.inputs["w0"].value = float(w0)
+        now[0] += 0.01
     gate.set()
     panel.wait()
-    assert [w for w in waits if w] == [SETTLE_S] and "w0 = 3:" in panel.status.value
+    assert waits == [SETTLE_S] and "w0 = 3:" in panel.status.value
     _assert_map_shows(explorer, explorer.settings)
 
 
 def test_a_map_computed_already_is_drawn_in_the_move_itself(explorer, monkeypatch):
-    # Switching between the two maps, or a move back to the last map's settings, needs no worker:
-    # the map is drawn in the move's own message, with no "Computing…" first.
+    # Switching between the two maps with nothing else changed needs no worker: the kept map is
+    # drawn in the move's own message, with no "Computing…" first.
     explorer.apply(DEFAULTS._replace(N=70, map="momentum"))
     explorer.stability.wait()
     explorer.inputs["map"].value = "B"
@@ -527,7 +528,7 @@ def test_make_run_writes_plotly_and_voila_serves_exactly_it(tmp_path):
     assert not stale.exists()
     assert (tmp_path / PLOTLY_PATH).read_bytes() == PLOTLY_JS.read_bytes()
     voila = json.loads((root / "voila.json").read_text())["VoilaConfiguration"]
-    # The page's template starts loading it in the page's head, from the same address.
+    # The page's template inserts it at the page's load event, from the same address.
     assert voila["resources"]["plotly_js"] == PLOTLY_PATH
     allowed = voila["file_allowlist"]
     served = [

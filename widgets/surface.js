@@ -37,8 +37,9 @@ function plotly() {
   return window.scanlabPlotly;
 }
 
-// Loading starts when this module first runs, as the page creates the charts' models, before any
-// chart is shown; a load that failed is tried again by the next chart shown.
+// Asked for when this module first runs, as the page creates the charts' models, before any chart
+// is shown (in the dashboard the page's own copy is loading by then); a load that failed is tried
+// again by the next chart shown.
 let loading = plotly();
 loading.catch(() => {});
 
