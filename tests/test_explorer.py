@@ -11,6 +11,7 @@ import time
 import types
 from pathlib import Path
 
+import ipywidgets as ipw
 import jax
 import numpy as np
 import plotly
@@ -20,6 +21,7 @@ import pytest
 from traitlets import TraitError
 
 import core
+import widgets.explorer
 import widgets.stability
 from tests.reference import batches_for
 from widgets import DEFAULTS, PRESETS, Explorer
@@ -489,15 +491,15 @@ def _served(root):
 
 def test_charts_load_plotly_from_the_server(tmp_path):
     _served(tmp_path)
-    page = "http://127.0.0.1:8866/?lr=0.1"
-    assert plotly_url(page, "/", root=tmp_path) == f"http://127.0.0.1:8866/voila/files/{PLOTLY_PATH}"
-    assert plotly_url("https://hub.example/u/x/?N=3", "/u/x/", root=tmp_path) == (
-        f"https://hub.example/u/x/voila/files/{PLOTLY_PATH}"
+    # A path from the server's root: the page's own host, whatever address its visitor used.
+    assert plotly_url("/", root=tmp_path) == f"/voila/files/{PLOTLY_PATH}"
+    assert (
+        plotly_url("/u/x/", root=tmp_path)
+        == plotly_url("u/x", root=tmp_path)
+        == f"/u/x/voila/files/{PLOTLY_PATH}"
     )
-    assert plotly_url(page, "/", root=tmp_path / "missing") is None  # make run did not write it
-    assert plotly_url("", "/", root=tmp_path) is None  # JupyterLab: no page URL
-    assert plotly_url("javascript:alert(1)", "/", root=tmp_path) is None
-    url = plotly_url(page, "/", root=tmp_path)
+    assert plotly_url("/", root=tmp_path / "missing") is None  # make run did not write it
+    url = plotly_url("/", root=tmp_path)
     figure = surface_maker(url)(data=[go.Scatter(y=[1.0, 2.0])])
     # The chart's module is widgets/surface.js, which loads Plotly.js from the address once per page.
     assert figure.plotly_js == url and figure._esm == SURFACE_JS.replace('"__PLOTLY__"', json.dumps(url))
@@ -555,13 +557,59 @@ def test_behind_a_hub_plotly_is_fetched_under_the_browsers_prefix(tmp_path, monk
     monkeypatch.setenv("VOILA_SERVER_URL", "/")
     explorer = Explorer.from_environment()
     assert explorer.settings.lr == 0.1
-    assert (
-        explorer.figures["trajectory"].plotly_js == f"https://hub.example/user/ana/voila/files/{PLOTLY_PATH}"
-    )
+    assert explorer.figures["trajectory"].plotly_js == f"/user/ana/voila/files/{PLOTLY_PATH}"
     assert (
         explorer.share.value
         == "https://hub.example/user/ana/voila/render/app.ipynb?lr=0.1&N=100&B=16&loss=sum"
     )
+
+
+def _page_state(explorer):
+    """What a page gets of an explorer: every figure, text and control."""
+    figures = {**explorer.figures, "map": explorer.stability.figure}
+    texts = [explorer.status, explorer.share, explorer.notice, explorer.step_info, explorer.stability.status]
+    return {
+        "figures": {name: figure.figure().to_plotly_json() for name, figure in figures.items()},
+        "alt": [figure.alt for figure in figures.values()],
+        "texts": [text.value for text in texts + list(explorer.captions.values())],
+        "inputs": {name: widget.value for name, widget in explorer.inputs.items()},
+        "playback": (explorer.play.value, explorer.play.max, explorer.step_slider.value),
+    }
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "",
+        "lr=0.05&N=50&B=8&loss=both&w0=1.5",
+        "map=momentum&B=8&N=1e9&loss=<b>",
+        "preset=diverging",
+        "view=projector",
+    ],
+)
+def test_a_preheated_kernel_builds_ahead_the_view_its_visitor_asks_for(monkeypatch, query):
+    # Built before the request and then given its settings, or built after it: the same page.
+    monkeypatch.setenv("QUERY_STRING", query)
+    monkeypatch.setenv("VOILA_REQUEST_URL", "http://127.0.0.1:8866/?" + query)
+    monkeypatch.setenv("VOILA_BASE_URL", "/")
+    after = _page_state(Explorer.from_environment())
+    order = []
+    monkeypatch.setenv("VOILA_PREHEAT", "True")
+    monkeypatch.setattr(widgets.explorer, "wait_for_request", lambda: order.append("request"))
+    monkeypatch.setattr(Explorer, "__init__", _recorded(Explorer.__init__, order, "built"))
+    monkeypatch.setattr(ipw.Widget, "close_all", classmethod(lambda cls: order.append("closed")))
+    ahead = _page_state(Explorer.from_environment())
+    rebuilt = "view=" in query
+    assert order == ["built", "request"] + (["closed", "built"] if rebuilt else [])
+    assert ahead == after
+
+
+def _recorded(function, log, word):
+    def recorded(*args, **kwargs):
+        log.append(word)
+        return function(*args, **kwargs)
+
+    return recorded
 
 
 @pytest.mark.parametrize(

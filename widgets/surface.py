@@ -24,7 +24,6 @@ import math
 import re
 import threading
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 import anywidget
 import numpy as np
@@ -243,17 +242,17 @@ def _same(old, new) -> bool:
         return False
 
 
-def plotly_url(request_url: str, base_url: str = "/", root: Path = Path()) -> str | None:
-    """The address of Plotly.js (PLOTLY_PATH) for a page at `request_url`, or None when the page is
-    not served by Voila or the file is missing (then each chart's module holds Plotly.js itself).
+def plotly_url(base_url: str = "/", root: Path = Path()) -> str | None:
+    """The address of Plotly.js (PLOTLY_PATH) on a Voila server whose pages are under `base_url`,
+    as a path from the server's root, so that it is the page's own host and scheme whatever address
+    the visitor used; None when the file is missing (then each chart's module holds Plotly.js).
 
     `base_url` is Voila's VOILA_BASE_URL, the prefix the browser sees: behind JupyterHub or Binder
     it is /user/<name>/, while VOILA_SERVER_URL stays "/" under the server extension."""
-    parts = urlsplit(request_url)
-    if parts.scheme not in ("http", "https") or not parts.netloc or not (root / PLOTLY_PATH).is_file():
+    if not (root / PLOTLY_PATH).is_file():
         return None
     server = "/" + base_url.strip("/") + "/" if base_url.strip("/") else "/"
-    return urlunsplit((parts.scheme, parts.netloc, f"{server}voila/files/{PLOTLY_PATH}", "", ""))
+    return f"{server}voila/files/{PLOTLY_PATH}"
 
 
 @functools.cache
