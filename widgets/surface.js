@@ -143,12 +143,18 @@ export default {
     let drawn = null;
     let drawing = false, again = false, gone = false;
     let width = null; // the box's width when Plotly last measured it
+    let waiting = false; // a change not drawn because the box had no width
+    let clicks = false; // whether clicks on points are sent to the kernel
     const Plotly = await loading.catch(() => (loading = plotly())).catch((error) => {
       chart.textContent = "This chart could not load Plotly.js; reload the page to try again.";
       throw error;
     });
 
     async function paint() {
+      // A box of no width (not on the page yet, or in a closed panel) is not drawn for: Plotly
+      // would draw 700 px wide, and a box that takes its width from its content then kept that.
+      if (!chart.clientWidth) return void (waiting = true);
+      waiting = false;
       const source = { data: model.get("data"), layout: model.get("plot_layout") };
       const revision = model.get("revision");
       // Arrays Plotly already has are handed to it again: Plotly.react computes a trace again
@@ -169,8 +175,15 @@ export default {
       } else if (relayout) {
         await Plotly.relayout(chart, relayout);
       } else if (!moved) {
-        width = chart.clientWidth; // what Plotly measures (none: it draws 700 px wide)
+        width = chart.clientWidth; // what Plotly measures
         await Plotly.react(chart, data, layout, model.get("config"));
+        if (!clicks) {
+          clicks = true; // on the chart's element, which Plotly gives `on` when it first draws it
+          chart.on("plotly_click", (event) => {
+            const points = ((event && event.points) || []).map((p) => ({ trace: p.curveNumber, x: p.x, y: p.y }));
+            model.send({ kind: "click", points });
+          });
+        }
       }
       drawn = { source, data, layout };
       // What benchmarks.browser waits for: no change the chart has not drawn.
@@ -209,17 +222,10 @@ export default {
     };
     const traits = ["change:data", "change:plot_layout"];
     for (const name of traits) model.on(name, changed);
-    await draw();
-
-    chart.on("plotly_click", (event) => {
-      const points = (event && event.points) || [];
-      model.send({ kind: "click", points: points.map((p) => ({ trace: p.curveNumber, x: p.x, y: p.y })) });
-    });
 
     // The layout has no width: the chart takes its box's, measured when it is drawn, and again
-    // when the box changes width (a narrower window, a panel opened), 100 ms after the resizing
-    // stops; at once for a chart drawn in a box of no width (closed, or not yet on the page), before
-    // the page is painted. A box of no width is not drawn for.
+    // when the box changes width (a narrower window), 100 ms after the resizing stops; a chart whose
+    // box had no width is drawn as soon as it has one (a panel opened, the page laid out).
     let timer = null;
     const resize = () => {
       if (gone || !chart.clientWidth || chart.clientWidth === width) return;
@@ -228,11 +234,13 @@ export default {
     };
     const observer = new ResizeObserver(() => {
       clearTimeout(timer);
-      if (!chart.clientWidth || chart.clientWidth === width) return; // a change of height is the chart's own
-      if (!width) resize();
-      else timer = setTimeout(resize, 100);
+      if (!chart.clientWidth) return;
+      if (waiting) return void draw();
+      if (!drawn || chart.clientWidth === width) return; // a change of height is the chart's own
+      timer = setTimeout(resize, 100);
     });
     observer.observe(chart);
+    await draw();
 
     return () => {
       gone = true;
