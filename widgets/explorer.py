@@ -374,7 +374,7 @@ class Explorer:
         first. Under Voila's preheated kernels (voila.json) the notebook runs that far before any
         visitor arrives, builds the default view, then waits here for the request that brings the
         query string, whose settings the view takes (`arrive`): the widgets' messages and the
-        figures' validation are out of the request's way (the page's HTML ended 0.23 s sooner). A
+        figures' validation are out of the request's way (the page's HTML ends about 0.2 s sooner). A
         link to another presentation (`?view=projector`, `?hide=`) gets a view built anew.
         """
         model = Model()

@@ -162,28 +162,30 @@ class Model:
         key = (s.map, s.N, s.w0, s.seed, s.kind, s.true_w, s.noise)
         return key + (s.B,) if s.map == "momentum" else key
 
+    @staticmethod
+    def _map_slot(s: Settings) -> str:
+        """The attribute that keeps the last map of `s.map`'s kind, as (map_key, map)."""
+        return "_momentum_map" if s.map == "momentum" else "_map"
+
     def stability(self, s: Settings) -> core.StabilityMap | core.MomentumMap:
         """The stability map around `s` (its N, w0 and data), both losses: lr x B, or lr x momentum
         at s.B when s.map is "momentum". The last one of each is kept, so asking again for the same
         key costs nothing, and switching between the two costs nothing either."""
-        key = self.map_key(s)
-        slot = "_momentum_map" if s.map == "momentum" else "_map"
         with self._map_lock:
-            kept = getattr(self, slot)
-            if kept is None or kept[0] != key:
+            found = self.kept_stability(s)
+            if found is None:
                 full = self._full_for(s).batches
                 if s.map == "momentum":
                     found = core.momentum_map(full, MAP_LRS, MAP_MOMENTA, batch_size=s.B, w0=s.w0, n=s.N)
                 else:
                     found = core.stability_map(full, MAP_LRS, MAP_BATCH_SIZES, w0=s.w0, n=s.N)
-                kept = (key, found)
-                setattr(self, slot, kept)
-            return kept[1]
+                setattr(self, self._map_slot(s), (self.map_key(s), found))
+            return found
 
     def kept_stability(self, s: Settings) -> core.StabilityMap | core.MomentumMap | None:
         """The map `stability(s)` returns when it is kept already (the last of its kind), else None.
         Never waits: a map being computed on the worker holds `stability`'s lock, not this."""
-        kept = self._momentum_map if s.map == "momentum" else self._map  # one tuple, set whole
+        kept = getattr(self, self._map_slot(s))  # one tuple, set whole
         return kept[1] if kept is not None and kept[0] == self.map_key(s) else None
 
     def _full_for(self, s: Settings) -> _Full:
