@@ -4,15 +4,18 @@ and the carry grown up: optimizer state and learning-rate schedules.
 Pure JAX and NumPy; no UI imports and no module-level state.
 """
 
-from core.carry_exercises import (
+from core.data import Draws, batches_from_draws, draw_batches, make_batches
+from core.exercises import (
     CARRY_CHECKS,
+    MISTAKES,
     MOMENTUM_MISTAKES,
     SCHEDULE_MISTAKES,
+    Finding,
+    Report,
     check_momentum_step,
     check_scheduled_step,
+    check_training_step,
 )
-from core.data import Draws, batches_from_draws, draw_batches, make_batches
-from core.exercise import MISTAKES, Finding, Report, check_training_step
 from core.linear import TRUE_PARAMS, LinearFit, linear_data, train_linear
 from core.optimizers import (
     OPTIMIZERS,

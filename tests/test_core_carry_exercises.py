@@ -12,7 +12,7 @@ import pytest
 from jax import lax
 
 import core
-from core import carry_exercises
+from core.exercises import carry
 
 
 def grad(w, x, y):
@@ -263,19 +263,19 @@ def test_the_messages_say_what_the_mistake_did_with_the_numbers():
 
 
 def test_the_worked_examples_give_the_lessons_numbers():
-    worked = carry_exercises._MOMENTUM_CASES[0].outcomes()
+    worked = carry.MOMENTUM_CASES[0].outcomes()
     assert worked["correct"][0][0] == pytest.approx(1.54)
     assert worked["state_not_carried"][0][0] == pytest.approx(0.784)
-    worked = carry_exercises._SCHEDULE_CASES[0].outcomes()
+    worked = carry.SCHEDULE_CASES[0].outcomes()
     assert worked["correct"][0][0] == pytest.approx(0.52)
     assert worked["schedule_closed_over"][0][0] == pytest.approx(0.64)
 
 
-@pytest.mark.parametrize("cases", ["_MOMENTUM_CASES", "_SCHEDULE_CASES"])
+@pytest.mark.parametrize("cases", ["MOMENTUM_CASES", "SCHEDULE_CASES"])
 def test_the_designed_cases_tell_every_pattern_apart(cases):
     # On some case each pair of patterns' models is 2 % or more apart, so one mistake is never
     # taken for another, and every mistake moves the distinct batches' weight off the right one.
-    outcomes = [case.outcomes() for case in getattr(carry_exercises, cases)]
+    outcomes = [case.outcomes() for case in getattr(carry, cases)]
     patterns = list(outcomes[0])
     for p in patterns:
         for q in patterns:
@@ -293,7 +293,7 @@ def test_the_models_agree_with_optax_and_the_engine():
     # The float64 models written in the checker against Optax in a Python loop (momentum) and
     # core.optimizer_history (a schedule), each in float64.
     with jax.enable_x64(True):
-        for case in carry_exercises._MOMENTUM_CASES:
+        for case in carry.MOMENTUM_CASES:
             optimizer = optax.sgd(case.lr, momentum=case.momentum)
             w = jnp.float64(case.w)
             state = optimizer.init(w)
@@ -301,7 +301,7 @@ def test_the_models_agree_with_optax_and_the_engine():
                 updates, state = optimizer.update(grad(w, x, y), state)
                 w = optax.apply_updates(w, updates)
             assert float(w) == pytest.approx(case.outcomes()["correct"][0][0], rel=1e-12)
-        for case in carry_exercises._SCHEDULE_CASES:
+        for case in carry.SCHEDULE_CASES:
             history = core.optimizer_history(
                 np.float64(case.w), 0.1, case.x, case.y, lr_schedule=np.array(case.schedule)
             )

@@ -19,6 +19,7 @@ from jax import lax
 
 import core
 from core import exercise
+from core.exercises import reading, scan_step
 
 
 def loss(w, x, y):
@@ -545,17 +546,17 @@ def test_a_loop_that_swallows_the_interrupt_is_still_stopped():
 
 
 def test_the_designed_cases_tell_every_pattern_apart():
-    seed, rows, single = (exercise._outcomes(case) for case in exercise._CASES)
+    seed, rows, single = (scan_step._outcomes(case) for case in scan_step._CASES)
     assert seed["correct"][0][0] == pytest.approx(0.64) and seed["accumulated_gradients"][0][0] == 0.8
     # On the distinct batches every model of every pattern is 4 % or more from every other pattern's.
     values = [(p, v) for p, models in rows.items() for v, _ in models]
     gaps = [abs(a - b) / max(1, abs(a), abs(b)) for p, a in values for q, b in values if p != q]
     assert min(gaps) > 0.04
     # A learner making one mistake is diagnosed as that mistake, whichever of its models it matches.
-    for pattern in exercise._PATTERNS[1:]:
+    for pattern in scan_step._PATTERNS[1:]:
         around = [(models[pattern] or models["correct"])[0][0] for models in (seed, single)]
         for value, _ in rows[pattern]:
-            found = exercise._diagnose([seed, rows, single], [around[0], value, around[1]])[0]
+            found = reading.diagnose([seed, rows, single], [around[0], value, around[1]], scan_step._PATTERNS)[0]
             assert found == pattern, (pattern, value)
 
 

@@ -1,0 +1,45 @@
+"""The exercises' checker: run a learner's function on designed cases and name the mistake by evidence.
+
+One module per job: `report` (the vocabulary: Finding, Report, the Exercise row), `sandbox` (running
+the learner's function under a time limit, its errors in the learner's words), `reading` (what came
+back, matched against float64 models), `loop` (is there a scan), `hints` (every word a learner
+reads, for a teacher to edit), and one module per exercise (`scan_step`, `carry`). Each exercise is
+a row of `EXERCISES`: a new one adds its cases, models, hints and a row, and changes nothing shared.
+"""
+
+from core.exercises.carry import (
+    CARRY_CHECKS,
+    MOMENTUM,
+    MOMENTUM_MISTAKES,
+    SCHEDULE,
+    SCHEDULE_MISTAKES,
+    check_momentum_step,
+    check_scheduled_step,
+)
+from core.exercises.report import DEFAULT_TIMEOUT, TOLERANCE, WRONG_RESULT, Exercise, Finding, Report
+from core.exercises.scan_step import CHECKS, MISTAKES, SCAN_STEP, check_training_step
+
+EXERCISES = {
+    "scan_training_step": SCAN_STEP,
+    "momentum_training_step": MOMENTUM,
+    "scheduled_training_step": SCHEDULE,
+}
+"""The learner's function's name -> its Exercise row."""
+
+__all__ = [
+    "CARRY_CHECKS",
+    "CHECKS",
+    "DEFAULT_TIMEOUT",
+    "EXERCISES",
+    "Exercise",
+    "Finding",
+    "MISTAKES",
+    "MOMENTUM_MISTAKES",
+    "Report",
+    "SCHEDULE_MISTAKES",
+    "TOLERANCE",
+    "WRONG_RESULT",
+    "check_momentum_step",
+    "check_scheduled_step",
+    "check_training_step",
+]

@@ -1,0 +1,214 @@
+"""Every hint and explanation the checker gives a learner, in one file a teacher can edit.
+
+For each exercise: HINTS maps a mistake code to the rule of the exercise it breaks, quoted in the
+exercise's own words where it has them ("traced values" says what a host_sync message calls traced,
+and WRONG_RESULT is the rule for numbers no known mistake explains); EXPLANATIONS maps a pattern to
+what its model did, a format string completed with the case's numbers (`{w}`, `{rows}`, ...).
+Every mistake code of an exercise has a hint here (tests/test_core_exercise.py and
+tests/test_core_carry_exercises.py run each one).
+"""
+
+from __future__ import annotations
+
+from core.exercises.report import WRONG_RESULT
+
+# --- the first exercise: scan_training_step(w, lr, x_batches, y_batches) ---------------------------
+
+SCAN_STEP_HINTS = {
+    "accumulated_gradients": (
+        'The exercise: "These are sequential updates, not gradient accumulation at a fixed weight. In the '
+        "example, adding both gradients evaluated at w=0 would give w=0.8 instead of 0.64. The second "
+        "gradient must use w=0.4.\" Make the weight the scan's carry: the body takes the gradient at "
+        "the carry it receives and returns the updated weight as the next carry."
+    ),
+    "reused_first_row": (
+        'The exercise: "Use each paired row (x_batches[i], y_batches[i]) exactly once, in order." Pass '
+        "(x_batches, y_batches) as the scan's xs: the body receives (x_batches[i], y_batches[i]) at "
+        "step i."
+    ),
+    "wrong_order": (
+        'The exercise: "The batch arrays are read in order along their first axis" and "With different '
+        'batches, changing their order can change the final weight." Scan forward over the rows as '
+        "they are: no reverse=True, no reversed or shuffled rows."
+    ),
+    "off_by_one": (
+        'The exercise: "take one gradient-descent step per batch" and "Return only the scalar final weight '
+        'after all N updates." N rows, N steps: scan over the whole arrays, with no extra step before '
+        "or after and no row left out."
+    ),
+    "returns_history": (
+        'The exercise: "Return only the scalar final weight after all N updates." Return None as the '
+        "body's per-step output and unpack the scan: final_w, _ = lax.scan(step, w, (x_batches, "
+        "y_batches)); return final_w."
+    ),
+    "mean_not_sum": (
+        "The exercise: \"The loss is a sum over each batch. Replacing it with a mean divides that batch's "
+        'gradient by its size." Use sum((w*x - y)**2), whose gradient is 2 * sum((w*x - y) * x).'
+    ),
+    "missing_factor_two": (
+        "The exercise: gradient = 2 * sum((w*x - y) * x), the derivative of sum((w*x - y)**2); or let "
+        "jax.grad differentiate the loss."
+    ),
+    "wrong_sign": (
+        "The exercise: new_w = w - lr * gradient. Gradient descent steps against the gradient; adding it "
+        "climbs the loss."
+    ),
+    "dtype_changed": (
+        'The exercise: "The carry must keep the same structure, shape and dtype across steps" and "use '
+        "matching dtypes so each update preserves the scalar carry's dtype.\" Start the carry from w "
+        "as given (no float(), .item() or dtype=float) and return the jax array the scan gives."
+    ),
+    "static_lr": (
+        'The exercise: "It need not be a static argument when you JIT the enclosing function" and '
+        '"closing over it in the scan body does not make it a static JIT argument." Use lr as an '
+        "array: no static_argnums for it, no float(lr), no Python if on its value."
+    ),
+    "not_scan": (
+        'The exercise: "Implement scan_training_step(w, lr, x_batches, y_batches) with lax.scan", which '
+        '"lowers the loop to a compiled loop operation, avoiding the large unrolled computation a Python '
+        'for loop can create inside jit."'
+    ),
+    "host_sync": (
+        "The exercise: lax.scan traces the body once and compiles the loop, so inside it (and under jit) "
+        "the weight is a traced value with no number yet. float(), .item(), int(), np.asarray and a "
+        "Python if or break on it need one: keep the step in jax.numpy operations, and use "
+        "jax.debug.print to look at values."
+    ),
+    "error": (
+        "The exercise's signature: scan_training_step(w, lr, x_batches, y_batches), where x_batches and "
+        "y_batches have shape (N, B). Inside the body, unpack the batch with x, y = batch, and return "
+        "the 2-tuple (new_w, None)."
+    ),
+    # Not a hint: what a host_sync message says was traced.
+    "traced values": "the weight or a batch, not lr",
+    WRONG_RESULT: (
+        "The exercise: starting from w, one step per row (x_batches[i], y_batches[i]) in order, each "
+        "from the weight the previous step produced: gradient = 2 * sum((w*x - y) * x); new_w = "
+        "w - lr * gradient. Return the final weight."
+    ),
+}
+
+
+# What a model of each mistake did, said after "<the learner's number> is ...".
+
+SCAN_STEP_EXPLANATIONS = {
+    "accumulated_gradients": "what every batch's gradient taken at the initial weight w = {w}, summed "
+    "and applied once, gives: each step must take its gradient at the weight the previous step produced",
+    "reused_first_row": "what the first batch (x_batches[0], y_batches[0]) used at every step gives",
+    "wrong_order": "what the same batches in another order (rows {rows}) give",
+    "off_by_one": "what {k} steps on rows {rows} give, instead of {n} steps on rows 0 to {last}",
+    "mean_not_sum": "what the mean loss gives: each batch's gradient divided by B = {b}",
+    "missing_factor_two": "what the gradient without its factor 2, sum((w*x - y) * x), gives",
+    "wrong_sign": "what stepping up the gradient, w + lr * gradient, gives",
+    "unchanged": "the initial weight w = {w}: the updates are not returned (is the final carry of "
+    "lax.scan what the function returns?)",
+    "each_step_from_initial_w": "what one step from the initial weight on the last batch gives: every "
+    "step starts from the initial w instead of the carry",
+}
+
+# --- momentum_training_step(w, lr, momentum, x_batches, y_batches) -------------------------------
+
+MOMENTUM_HINTS = {
+    "state_not_carried": (
+        'The exercise: "The carry is the pair (w, trace)." Start the scan from (w, jnp.zeros_like(w)), '
+        "unpack w, trace = carry in the body and return (new_w, new_trace) as the next carry, so that "
+        "the trace survives from one step to the next."
+    ),
+    "momentum_on_weight": (
+        "The exercise: trace = gradient + momentum * trace; new_w = w - lr * trace. Momentum decays "
+        "the trace, the running sum of gradients, never the weight itself."
+    ),
+    "trace_after_use": (
+        "The exercise: update the trace first, then step with the new one: trace = gradient + "
+        "momentum * trace, then new_w = w - lr * trace (the order Optax uses)."
+    ),
+    "returns_history": (
+        'The exercise: "Return only the final weight." Return None as the body\'s per-step output and '
+        "take the weight from the final carry: (final_w, _), _ = lax.scan(step, (w, trace), "
+        "(x_batches, y_batches)); return final_w."
+    ),
+    "returns_carry": (
+        'The exercise: "Return only the final weight." The final carry is the pair (w, trace): '
+        "(final_w, _), _ = lax.scan(...); return final_w."
+    ),
+    "not_scan": (
+        "The exercise asks for lax.scan: one compiled loop whose carry is (w, trace), not a Python "
+        "loop that jit unrolls into one copy of the step per batch."
+    ),
+    "host_sync": (
+        "Under jax.jit the weight, the trace, lr and momentum are traced values with no number yet: "
+        "float(), .item(), np.asarray or a Python if on them fails. Keep the step in jax.numpy "
+        "operations."
+    ),
+    "error": (
+        "The exercise's signature: momentum_training_step(w, lr, momentum, x_batches, y_batches), where "
+        "x_batches and y_batches have shape (N, B). The body takes the carry (w, trace) and a batch "
+        "(x, y), and returns ((new_w, new_trace), None)."
+    ),
+    "traced values": "the weight, the trace, lr or momentum",
+    WRONG_RESULT: (
+        "The exercise: starting from w and a trace of 0, for each batch in order: gradient = "
+        "2 * sum((w*x - y) * x); trace = gradient + momentum * trace; new_w = w - lr * trace. Return "
+        "the final weight."
+    ),
+}
+
+MOMENTUM_EXPLANATIONS = {
+    "state_not_carried": "what plain gradient descent gives: the trace starts again from 0 at every "
+    "step, so it never holds the earlier gradients",
+    "momentum_on_weight": "what momentum applied to the weight gives ({rows})",
+    "trace_after_use": "what stepping with the previous step's trace and updating it afterwards gives "
+    "(the first step then moves by lr * 0)",
+}
+
+# --- scheduled_training_step(w, lr_schedule, x_batches, y_batches) --------------------------------
+
+SCHEDULE_HINTS = {
+    "schedule_closed_over": (
+        "lax.scan traces the body once, so a Python counter (i += 1) or a fixed index into the "
+        "schedule gives every step the same lr. The exercise: scan the schedule with the batches, "
+        "lax.scan(step, w, (lr_schedule, x_batches, y_batches)), and unpack lr, x, y in the body."
+    ),
+    "schedule_off_by_one": (
+        "The exercise: step i uses lr_schedule[i] with the batch (x_batches[i], y_batches[i]). Scan "
+        "the schedule and the batches together as they are: no shift, roll or slice of either."
+    ),
+    "schedule_wrong_order": (
+        "The exercise: step i uses lr_schedule[i] and batch i, forward. Scan (lr_schedule, x_batches, "
+        "y_batches) together: no reverse=True, no reversed schedule or batches."
+    ),
+    "returns_history": (
+        'The exercise: "Return only the final weight." Return None as the body\'s per-step output: '
+        "final_w, _ = lax.scan(step, w, (lr_schedule, x_batches, y_batches)); return final_w."
+    ),
+    "returns_carry": (
+        'The exercise: "Return only the final weight." If the carry holds more than the weight, '
+        "return the weight alone from the final carry."
+    ),
+    "not_scan": (
+        "The exercise asks for lax.scan: one compiled loop over the schedule and the batches "
+        "together, not a Python loop that jit unrolls into one copy of the step per batch."
+    ),
+    "host_sync": (
+        "Under jax.jit the weight, the schedule and the batches are traced values with no number "
+        "yet: float(), .item(), np.asarray or a Python if on them fails. Keep the step in jax.numpy "
+        "operations."
+    ),
+    "error": (
+        "The exercise's signature: scheduled_training_step(w, lr_schedule, x_batches, y_batches), "
+        "with lr_schedule of shape (N,) and the batches (N, B). The body takes the carry w and the "
+        "inputs (lr, x, y) and returns (new_w, None)."
+    ),
+    "traced values": "the weight, the schedule or a batch",
+    WRONG_RESULT: (
+        "The exercise: starting from w, for each step i in order: gradient = 2 * sum((w*x - y) * x) "
+        "on batch i; new_w = w - lr_schedule[i] * gradient. Return the final weight."
+    ),
+}
+
+SCHEDULE_EXPLANATIONS = {
+    "schedule_closed_over": "what one entry of the schedule at every step gives ({rows}): a Python "
+    "counter or index in the body is read once, when lax.scan traces it",
+    "schedule_off_by_one": "what the schedule shifted by one step gives ({rows})",
+    "schedule_wrong_order": "what the schedule and the batches paired in another order give ({rows})",
+}

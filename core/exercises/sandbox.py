@@ -1,0 +1,261 @@
+"""Running a learner's function: each check in a thread of its own under a time limit, and the
+learner's exceptions told in the learner's words.
+
+Any exception the learner's function raises is `error` (a tracer-conversion error with lr concrete
+is `host_sync`), with the exception's type, the last line of the learner's own code in the
+traceback (JAX, NumPy, the standard library and this package filtered out) and the first line of
+its message. Each check runs in a daemon thread for at most `timeout` seconds; past it the finding
+says "too slow" under `error` and the next check runs. The thread is then stopped: a trace function
+(`sys.settrace`, installed in the check's thread only, tracing only the learner's own files line by
+line) raises an exception at the next line of the learner's code. An asynchronous exception
+(`PyThreadState_SetAsyncExc`) is only the fallback (`_watch`), repeated each second for a thread
+that is still running: it lands in whatever Python code runs next, often JAX's garbage-collector
+callback, which swallows it. A compiled XLA loop that never ends cannot be stopped either way and
+keeps its thread busy until the process exits.
+
+The checks run the learner's code under JAX's standard type and rank promotion whatever the global
+setting, and read no other thread-local JAX configuration of the caller.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import math
+import numbers
+import os
+import sys
+import sysconfig
+import threading
+import traceback
+
+import jax
+import numpy as np
+
+from core.exercises.report import Exercise, Finding, Report
+
+TRACER_ERRORS = (
+    jax.errors.ConcretizationTypeError,  # TracerBoolConversionError is one
+    jax.errors.TracerArrayConversionError,
+    jax.errors.TracerIntegerConversionError,
+    jax.errors.NonConcreteBooleanIndexError,
+)
+
+
+def _library_dirs() -> tuple:
+    dirs = {os.path.dirname(module.__file__) for module in (jax, np)}
+    paths = sysconfig.get_paths()
+    # site-packages (purelib, platlib) holds jaxlib and every other installed package.
+    dirs |= {paths[key] for key in ("stdlib", "platstdlib", "purelib", "platlib") if key in paths}
+    return tuple({os.path.join(form(d), "") for d in dirs for form in (os.path.abspath, os.path.realpath)})
+
+
+_LIBRARIES = _library_dirs()
+# Every file of this package is the checker's, never the learner's: a frame of a check (a lambda of
+# an exercise's row, say) must not be named as the line where the learner's code went wrong.
+_CHECKER = os.path.join(os.path.dirname(os.path.realpath(__file__)), "")
+
+
+def _is_learner_file(filename: str) -> bool:
+    """Whether code from `filename` is the learner's: not JAX, jaxlib, NumPy, the standard library,
+    an installed package, or the checker's own package. "<string>" and notebook cells count as the
+    learner's."""
+    if filename.startswith(("<frozen", *_LIBRARIES)):  # the common case, without a system call
+        return False
+    path = filename if filename.startswith("<") else os.path.realpath(filename)
+    return not path.startswith((_CHECKER, *_LIBRARIES))
+
+
+def _shorten(text: str, limit: int = 160) -> str:
+    return text if len(text) <= limit else text[: limit - 6].rstrip() + " (...)"
+
+
+def _first_line(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    return _shorten(lines[0].strip().rstrip(".")) if lines else ""
+
+
+def summary(exc: BaseException) -> str:
+    """'TypeError: <first line of the message>', for Finding.actual."""
+    first = _first_line(exc)
+    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+
+
+def describe_error(exc: BaseException) -> str:
+    """'TypeError at line 12 of step() in my_file.py: `g = grad(w, batch)`: <first line>'."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if _is_learner_file(f.filename)]
+    if frames:
+        frame = frames[-1]
+        where = f"at line {frame.lineno} of {frame.name}() in {os.path.basename(frame.filename)}"
+        if frame.line:
+            where += f": `{_shorten(frame.line.strip(), 100)}`"
+    else:
+        where = "inside JAX, called by your function"
+    first = _first_line(exc)
+    return f"{type(exc).__name__} {where}" + (f": {first}" if first else "")
+
+
+class Raised(Exception):
+    """The learner's function raised `error` while a check did `doing`."""
+
+    def __init__(self, error: BaseException, doing: str):
+        super().__init__(doing)
+        self.error, self.doing = error, doing
+
+
+def call(fn, doing: str, *args):
+    try:
+        return fn(*args)
+    except Exception as exc:
+        raise Raised(exc, doing) from exc
+
+
+def failure(raised: Raised, hints: dict, code: str | None = None) -> Finding:
+    """The finding for a call that raised: host_sync for a tracer conversion, else error."""
+    error = raised.error
+    if code is None:
+        code = "host_sync" if isinstance(error, TRACER_ERRORS) else "error"
+    message = f"{raised.doing[0].upper()}{raised.doing[1:]}, your function raised {describe_error(error)}."
+    if code == "host_sync":
+        message += (
+            f" It converts a traced value ({hints['traced values']}) to a Python or NumPy value, "
+            "which fails inside lax.scan and under jax.jit."
+        )
+    return Finding(code, False, message, hints[code], None, summary(error))
+
+
+class _Interrupted(BaseException):
+    """Raised in the learner's code once its check's time is up (a BaseException, so that a
+    learner's `except Exception` does not swallow it)."""
+
+
+def _stopper(stop: threading.Event):
+    """A trace function for sys.settrace that raises _Interrupted in the learner's own code once
+    `stop` is set.
+
+    Only frames of the learner's files are traced line by line (the library's run at full speed,
+    with a check per call), so the interrupt lands in the learner's loop, never inside a callback
+    that JAX runs from the garbage collector, where an exception would be swallowed (which is what
+    PyThreadState_SetAsyncExc does to it: the eager loop's garbage runs JAX's gc callback often).
+    """
+    learner_code = {}
+
+    def line(frame, event, arg):
+        if stop.is_set():
+            raise _Interrupted
+        return line
+
+    def call(frame, event, arg):
+        code = frame.f_code
+        mine = learner_code.get(code)
+        if mine is None:
+            mine = learner_code[code] = _is_learner_file(code.co_filename)
+        if not mine:
+            return None
+        if stop.is_set():
+            raise _Interrupted
+        return line
+
+    return call
+
+
+def _watch(thread: threading.Thread, grace: float = 1.0) -> None:
+    """If `thread` outlives the trace function's interrupt by `grace` seconds, raise _Interrupted in
+    it asynchronously, every `grace` seconds until it ends.
+
+    The trace function is the way that lands cleanly, but CPython turns a thread's tracing off when
+    the trace function raises; if something between the learner's loop and the check swallows that
+    one exception, the loop runs on untraced (seen once in a CI run: a thread still looping 10 s
+    later, slowing every test after it). An asynchronous exception may land in a callback that
+    swallows it too (JAX's GC callback), which is why it is the fallback, and why it is repeated.
+    """
+
+    def watchdog():
+        while thread.is_alive():
+            thread.join(grace)
+            if thread.is_alive() and thread.ident is not None:
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(
+                    ctypes.c_ulong(thread.ident), ctypes.py_object(_Interrupted)
+                )
+
+    threading.Thread(target=watchdog, name="scanlab-watchdog", daemon=True).start()
+
+
+def _run_check(name: str, check, doing: str, hints: dict, fn, state: dict, timeout: float) -> Finding:
+    """`check(fn, state)` in a daemon thread for at most `timeout` seconds; `doing` says what it
+    does (for an error message) and `hints` has the "error" and "host_sync" hints."""
+    box = {}
+    stop = threading.Event()
+
+    def target():
+        try:
+            sys.settrace(_stopper(stop))
+            try:
+                with jax.numpy_dtype_promotion("standard"), jax.numpy_rank_promotion("allow"):
+                    box["finding"] = check(fn, state)
+            except _Interrupted:
+                pass
+            except BaseException as exc:  # the learner's code may raise anything, SystemExit included
+                box["error"] = exc
+            finally:
+                sys.settrace(None)
+        except _Interrupted:  # a late one from the watchdog
+            pass
+
+    thread = threading.Thread(target=target, name=f"scanlab-check-{name}", daemon=True)
+    thread.start()
+    try:
+        thread.join(timeout)
+    finally:
+        stop.set()  # a no-op once the thread is done; else its learner code stops at its next line
+    if thread.is_alive():
+        _watch(thread)
+    if "finding" in box:
+        return box["finding"]
+    if "error" in box:
+        error = box["error"]
+        if isinstance(error, Raised):
+            return failure(error, hints)
+        return failure(Raised(error, doing), hints)
+    return Finding(
+        "error",
+        False,
+        f"too slow: did not return within {timeout:g} s ({doing}). Is there a loop that never ends?",
+        hints["error"],
+        timeout,
+        None,
+    )
+
+
+def run(exercise: Exercise, fn, timeout) -> Report:
+    """Run `exercise.checks` in order on `fn`, each in its own thread for at most `timeout` seconds,
+    and collect the Report: its mistakes are the failed findings' codes among `exercise.mistakes`.
+
+    Raises TypeError when fn is not callable and ValueError when timeout is not a finite positive
+    number, naming the argument; whatever fn raises or however long it runs is reported instead."""
+    if not callable(fn):
+        raise TypeError(
+            f"fn must be callable: the function fn{exercise.signature} to check; "
+            f"got {type(fn).__name__} {fn!r}"[:200]
+        )
+    if (
+        isinstance(timeout, (bool, np.bool_))
+        or not isinstance(timeout, numbers.Real)
+        or not math.isfinite(timeout)
+        or timeout <= 0
+    ):
+        raise ValueError(f"timeout must be a finite positive number of seconds, got {timeout!r}"[:200])
+    state: dict = {}
+    findings = [
+        _run_check(
+            name,
+            lambda fn, state, check=check: check(exercise, fn, state),
+            doing,
+            exercise.hints,
+            fn,
+            state,
+            float(timeout),
+        )
+        for name, check, doing in exercise.checks
+    ]
+    found = frozenset(f.code for f in findings if not f.passed and f.code in exercise.mistakes)
+    return Report(all(f.passed for f in findings), found, findings)
