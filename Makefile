@@ -13,7 +13,7 @@ PIP := $(BIN)/python -m pip --disable-pip-version-check -q
 # No accelerator is needed; skipping the probe saves a second at every start.
 export JAX_PLATFORMS ?= cpu
 
-.PHONY: run test lab lab-env lab-server hub-pin lint lock clean chromium bench load plotly-js axe-core
+.PHONY: run test check lab lab-env lab-server hub-pin lint lock clean chromium bench load plotly-js axe-core
 
 # Compiled XLA programs are kept on disk, so a new kernel loads the engine instead of compiling it
 # (not for `make test`, whose tests count compiles).
@@ -78,6 +78,10 @@ run: $(VENV)/.installed-run
 # tests/test_lab.py opens exercise.ipynb in JupyterLab, from make lab's environment (lab-env).
 test: $(VENV)/.installed-test chromium lab-env
 	$(BIN)/python -m pytest
+
+# The edit loop: everything but the browser tests (Chromium, JupyterLab), in a few minutes.
+check: $(VENV)/.installed-test
+	$(BIN)/python -m pytest -m "not browser"
 
 # The same notebook in JupyterLab, from an environment of its own, so that installing the lab
 # (JupyterLab 4.6) never changes what `make run` serves (Voila's page is built on JupyterLab 4.2).

@@ -556,7 +556,9 @@ def test_the_designed_cases_tell_every_pattern_apart():
     for pattern in scan_step._PATTERNS[1:]:
         around = [(models[pattern] or models["correct"])[0][0] for models in (seed, single)]
         for value, _ in rows[pattern]:
-            found = reading.diagnose([seed, rows, single], [around[0], value, around[1]], scan_step._PATTERNS)[0]
+            found = reading.diagnose(
+                [seed, rows, single], [around[0], value, around[1]], scan_step._PATTERNS
+            )[0]
             assert found == pattern, (pattern, value)
 
 

@@ -93,21 +93,71 @@ def test_make_lab_installs_jupyterlab_beside_the_dashboard_not_in_it():
     )
 
 
-def test_core_imports_only_jax_numpy_optax_and_the_standard_library():
-    # Optax is JAX too: pure (init, update) functions over pytrees, the optimisers of issue 5.
+def _modules(root: Path, folder: str, pattern: str = "*.py") -> list[Path]:
+    """Every file of `folder` matching `pattern`, subpackages included."""
+    return sorted((root / folder).rglob(pattern))
+
+
+def _impure_core(root: Path) -> list[str]:
+    # Optax is JAX too: pure (init, update) functions over pytrees.
     allowed = {"jax", "numpy", "optax", "core"} | set(sys.stdlib_module_names)
-    for path in (ROOT / "core").glob("*.py"):
-        for name in _imports(path):
-            assert name in allowed, f"{path.name} imports {name}"
+    return [
+        f"{path.relative_to(root)} imports {name}"
+        for path in _modules(root, "core")
+        for name in _imports(path)
+        if name not in allowed
+    ]
+
+
+def _layers_the_wrong_way(root: Path) -> list[str]:
+    # app.ipynb -> widgets -> core, and serving -> widgets: the interface never depends on how it
+    # is served, and core on neither. What tests and benchmarks share (harness/) is theirs alone.
+    forbidden = {
+        "widgets": {"serving", "benchmarks", "tests", "harness"},
+        "serving": {"benchmarks", "tests", "harness"},
+    }
+    return [
+        f"{path.relative_to(root)} imports {name}"
+        for folder, names in forbidden.items()
+        for path in _modules(root, folder)
+        for name in _imports(path)
+        if name in names
+    ]
+
+
+def _plant(tmp_path: Path, relative: str, text: str) -> Path:
+    """A tree with one file, inside a subpackage: the checks must look there too."""
+    path = tmp_path / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return tmp_path
+
+
+def test_make_check_runs_everything_but_the_browser_tests():
+    result = subprocess.run(
+        ["make", "-n", "--no-print-directory", "check", "VENV=.venv-dry"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert '.venv-dry/bin/python -m pytest -m "not browser"' in result.stdout
+
+
+def test_core_imports_only_jax_numpy_optax_and_the_standard_library():
+    assert _impure_core(ROOT) == []
+
+
+def test_core_purity_is_checked_inside_subpackages(tmp_path):
+    root = _plant(tmp_path, "core/deep/er/module.py", "import ipywidgets\nfrom plotly import graph_objects\n")
+    assert _impure_core(root) == [
+        "core/deep/er/module.py imports ipywidgets",
+        "core/deep/er/module.py imports plotly",
+    ]
 
 
 def test_layers_point_one_way():
-    # app.ipynb -> widgets -> core, and serving -> widgets: the interface never depends on how it
-    # is served, and core on neither.
-    for path in (ROOT / "widgets").glob("*.py"):
-        assert not {"serving", "benchmarks", "tests"} & set(_imports(path)), f"widgets/{path.name}"
-    for path in (ROOT / "serving").glob("*.py"):
-        assert not {"benchmarks", "tests"} & set(_imports(path)), f"serving/{path.name}"
+    assert _layers_the_wrong_way(ROOT) == []
     notebook = json.loads((ROOT / "app.ipynb").read_text())
     code = "\n".join("".join(cell["source"]) for cell in notebook["cells"] if cell["cell_type"] == "code")
     imported = {
@@ -117,6 +167,15 @@ def test_layers_point_one_way():
         for name in ([node.module] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names])
     }
     assert {name.split(".")[0] for name in imported} == {"widgets"}, imported
+
+
+def test_the_layers_are_checked_inside_subpackages(tmp_path):
+    root = _plant(tmp_path, "widgets/hood/panel.py", "from serving import kernels\n")
+    _plant(tmp_path, "serving/sub/part.py", "import harness.server\n")
+    assert _layers_the_wrong_way(root) == [
+        "widgets/hood/panel.py imports serving",
+        "serving/sub/part.py imports harness",
+    ]
 
 
 def test_app_notebook_is_committed_without_outputs_and_keeps_code_short():
@@ -149,21 +208,32 @@ def test_readme_is_for_a_user_and_docs_hold_the_rest():
         assert f"(docs/{image})" in readme and (ROOT / "docs" / image).is_file(), image
 
 
-def test_what_a_learner_reads_never_names_our_source_documents():
+def _source_document_names(root: Path) -> list[str]:
     # The lesson draws on source documents a student has never seen ("seed 000" and its kin): the
     # notebooks, the UI's strings, the checker's hints, the exported script and the source shown in
     # the Code panels say what each is instead (the worked example, the exercise).
-    paths = [ROOT / "app.ipynb", ROOT / "exercise.ipynb", ROOT / "README.md"]
-    paths += [
-        *(ROOT / "core").glob("*.py"),
-        *(ROOT / "widgets").glob("*.py"),
-        *(ROOT / "widgets").glob("*.js"),
+    paths = [root / name for name in ("app.ipynb", "exercise.ipynb", "README.md") if (root / name).exists()]
+    paths += [*_modules(root, "core"), *_modules(root, "widgets"), *_modules(root, "widgets", "*.js")]
+    paths += _modules(root, "widgets", "*.css")
+    return [
+        f"{path.relative_to(root)}:{number}: {line.strip()}"
+        for path in paths
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if re.search(r"\bseeds? ?0\d\d\b", line, re.IGNORECASE)
     ]
-    for path in paths:
-        for number, line in enumerate(path.read_text().splitlines(), 1):
-            assert not re.search(r"\bseeds? ?0\d\d\b", line, re.IGNORECASE), (
-                f"{path.name}:{number}: {line.strip()}"
-            )
+
+
+def test_what_a_learner_reads_never_names_our_source_documents():
+    assert _source_document_names(ROOT) == []
+
+
+def test_source_document_names_are_found_inside_subpackages(tmp_path):
+    root = _plant(tmp_path, "core/exercises/hints.py", 'HINT = "As seed 000 says"\n')
+    _plant(tmp_path, "widgets/hood/panel.css", "/* from seed 004 */\n")
+    assert _source_document_names(root) == [
+        'core/exercises/hints.py:1: HINT = "As seed 000 says"',
+        "widgets/hood/panel.css:1: /* from seed 004 */",
+    ]
 
 
 def test_ruff_is_clean():

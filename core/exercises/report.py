@@ -42,7 +42,7 @@ class Finding(NamedTuple):
 
 
 class Report(NamedTuple):
-    """check_training_step's verdict.
+    """A checker's verdict (check_training_step, check_momentum_step, check_scheduled_step).
 
     passed: every check passed.
     mistakes: the codes (from MISTAKES) of the failed findings; empty when all is well. A
