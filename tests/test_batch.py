@@ -385,7 +385,9 @@ def test_measure_says_starting_before_its_thread_draws(log, monkeypatch):
     try:
         hub.comm.comm_id = "batch"
         greet(hub)
-        loops._run = lambda ns, timeout: setattr(loops.status, "value", "measured")
+        loops._runner._run = lambda command, root, timeout, on_record, on_end, slot_folder: setattr(
+            loops.status, "value", "measured"
+        )
         monkeypatch.setattr(threading, "Thread", JoinedOnStart)
         loops.measure()
         sent = as_sent_alone(log)

@@ -21,7 +21,7 @@ from widgets.hood import (
     PANELS,
     SYNC_EVERY,
     UnderTheHood,
-    _take_slot,
+    take_slot,
 )
 from widgets.surface import Surface
 
@@ -240,8 +240,8 @@ def test_a_visitor_cannot_move_the_panels_bounds_or_break_their_controls(hood):
 def test_a_busy_server_runs_no_more_measurements_than_its_slots(hood, tmp_path):
     panel = hood.open("loops")
     panel.slot_folder = str(tmp_path)
-    held = [_take_slot(str(tmp_path)) for _ in range(MEASURING_SLOTS)]  # other kernels measuring
-    assert all(held) and _take_slot(str(tmp_path)) is None
+    held = [take_slot(str(tmp_path)) for _ in range(MEASURING_SLOTS)]  # other kernels measuring
+    assert all(held) and take_slot(str(tmp_path)) is None
     try:
         returncode = panel.last_returncode = "untouched"
         panel.measure()
