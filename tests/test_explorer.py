@@ -632,9 +632,9 @@ def _recorded(function, log, word):
     ],
 )
 def test_the_page_url_is_this_visitors(environ, expected):
-    from widgets.explorer import _page_url
+    from widgets.settings import page_url
 
-    assert _page_url(environ) == expected
+    assert page_url(environ) == expected
 
 
 def test_a_visitor_cannot_break_a_control_over_the_widget_protocol(explorer):

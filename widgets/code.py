@@ -11,6 +11,8 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
+from core.shown import SHOWN
+
 # Inline styles: the page needs no stylesheet, in Voila, JupyterLab and an exported HTML file alike.
 _FORMATTER = HtmlFormatter(noclasses=True, style="friendly", nobackground=True)
 _BOX = (
@@ -53,3 +55,33 @@ def code_view(functions, title: str | None = None) -> ipw.Accordion:
 
     accordion.observe(fill, names="selected_index")
     return accordion
+
+
+# The core functions behind each chart, shown under it in closed parts (core.shown.SHOWN): the loop
+# the lesson teaches, which a learner would write (core.lesson; tests/test_lesson.py checks that it
+# gives the charts' numbers), then how the explorer makes it fast. The main charts all come from one
+# run of the engine's kernel, both losses at once.
+LESSON = "Code: the loop the lesson teaches"
+FAST = "Code: how the explorer makes it fast"
+TITLES = {"lesson": LESSON, "engine": FAST, "theory": "Code: the theory"}
+"""The title of each part of SHOWN."""
+CODE = {
+    name: tuple((TITLES[part], functions) for part, functions in SHOWN[name])
+    for name in ("trajectory", "loss", "landscape", "sum_vs_mean", "divergence", "stability")
+}
+"""The explorer's charts' code: chart name -> ((title, functions), ...), in the order shown."""
+
+
+def chart_code(names) -> list:
+    """The code views under the named charts (CODE): one closed view per title, holding the
+    functions of every named chart under that title, in order and each once, named in the title."""
+    parts: dict = {}
+    for name in names:
+        for title, functions in CODE[name]:
+            parts.setdefault(title, []).extend(functions)
+    views = []
+    for title, functions in parts.items():
+        functions = list(dict.fromkeys(functions))
+        shown = ", ".join(inspect.unwrap(f).__name__ for f in functions)
+        views.append(code_view(functions, f"{title} ({shown})"))
+    return views

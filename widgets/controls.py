@@ -1,4 +1,7 @@
-"""Controls a visitor cannot break over the widget protocol.
+"""The explorer's controls, and controls a visitor cannot break over the widget protocol.
+
+`controls()` makes one widget per `Settings` field, bounded by `RANGES`; `preset_buttons()` one
+button per preset.
 
 A visitor's browser can send any widget any state (a `comm_msg` update), not only what the page's
 controls produce. The explorer validates every value it reads (`widgets.settings.sanitize`); these
@@ -9,9 +12,12 @@ with a TraitError, which makes traitlets undo the whole message.
 from __future__ import annotations
 
 import contextlib
+import math
 
 import ipywidgets as ipw
 from traitlets import TraitError, validate
+
+from widgets.settings import CHOICES, DEFAULTS, PRESETS, RANGES
 
 PINNED = ("min", "max", "base", "step", "options", "_options_labels")
 """Traits a visitor could change that must stay as the kernel set them."""
@@ -88,4 +94,133 @@ class Menu(_WholeIndex, ipw.Dropdown):
     """Dropdown with a checked index (`_WholeIndex`)."""
 
 
-__all__ = ["PINNED", "Choice", "LogSlider", "Menu", "pin"]
+def labelled(widget, tooltip: str, width: str = "4em", button_width: str = "6.5em"):
+    """`widget` with its tooltip, its label `width` wide, its buttons (ToggleButtons)
+    `button_width` wide, and a slider stretched to its column; returns `widget`."""
+    widget.tooltip = tooltip
+    widget.style = {"description_width": width}
+    if isinstance(widget, ipw.ToggleButtons):
+        widget.style.button_width = button_width
+    elif isinstance(widget, (ipw.FloatLogSlider, ipw.FloatSlider, ipw.IntSlider)):
+        widget.layout.width = "100%"
+    return widget
+
+
+LONG_LABEL = "6em"
+"""A label width for the longest names: "optimizer", "momentum", "schedule" in full."""
+
+
+def controls() -> dict:
+    """One widget per Settings field, named as the field, each labelled in the lesson's names, at
+    DEFAULTS. Bounds come from RANGES, the single source that `sanitize` also enforces."""
+    (lr_low, lr_high), (w0_low, w0_high) = RANGES["lr"], RANGES["w0"]
+    (true_low, true_high), (noise_low, noise_high) = RANGES["true_w"], RANGES["noise"]
+    return {
+        "lr": labelled(
+            # No step: a stepped log slider would snap 0.25 to 10**-0.6 = 0.2512 and break the
+            # two-cycle preset and shared links; exact values are typed into the readout.
+            LogSlider(
+                value=DEFAULTS.lr,
+                base=10,
+                min=math.log10(lr_low),
+                max=math.log10(lr_high),
+                step=None,
+                description="lr",
+                readout_format=".4g",
+            ),
+            f"learning rate, {lr_low:g} to {lr_high:g} (log scale)",
+        ),
+        "N": labelled(
+            ipw.IntSlider(value=DEFAULTS.N, min=RANGES["N"][0], max=RANGES["N"][1], description="N"),
+            "steps: batches",
+        ),
+        "B": labelled(
+            ipw.IntSlider(value=DEFAULTS.B, min=RANGES["B"][0], max=RANGES["B"][1], description="B"),
+            "batch size",
+        ),
+        "loss": labelled(
+            Choice(options=list(CHOICES["loss"]), value=DEFAULTS.loss, description="loss"),
+            "sum((w*x - y)**2) as in the worked example, its mean over the batch, or both overlaid",
+        ),
+        "w0": labelled(
+            ipw.FloatSlider(value=DEFAULTS.w0, min=w0_low, max=w0_high, step=0.1, description="w0"),
+            "initial weight",
+        ),
+        "true_w": labelled(
+            ipw.FloatSlider(
+                value=DEFAULTS.true_w, min=true_low, max=true_high, step=0.1, description="true w"
+            ),
+            "the slope the data follow: y = true_w * x + noise",
+        ),
+        "noise": labelled(
+            ipw.FloatSlider(
+                value=DEFAULTS.noise, min=noise_low, max=noise_high, step=0.05, description="noise"
+            ),
+            "standard deviation of the noise added to y",
+        ),
+        "kind": labelled(
+            Choice(options=list(CHOICES["kind"]), value=DEFAULTS.kind, description="data"),
+            "x from a standard normal, or all ones as in the worked example",
+        ),
+        "seed": labelled(
+            ipw.BoundedIntText(
+                value=DEFAULTS.seed,
+                min=RANGES["seed"][0],
+                max=RANGES["seed"][1],
+                description="seed",
+                layout={"width": "12em"},
+            ),
+            "data seed",
+        ),
+        "optimizer": labelled(
+            Menu(options=list(CHOICES["optimizer"]), value=DEFAULTS.optimizer, description="optimizer"),
+            "Optax's optimizer whose run is drawn over plain SGD's: its state rides in the carry",
+            LONG_LABEL,
+        ),
+        "momentum": labelled(
+            ipw.FloatSlider(
+                value=DEFAULTS.momentum,
+                min=RANGES["momentum"][0],
+                max=RANGES["momentum"][1],
+                step=0.01,
+                description="momentum",
+            ),
+            "the momentum of the momentum and nesterov optimizers",
+            LONG_LABEL,
+        ),
+        "schedule": labelled(
+            Menu(options=list(CHOICES["schedule"]), value=DEFAULTS.schedule, description="schedule"),
+            "how the learning rate changes over the N steps; the schedule is scanned with the batches",
+            LONG_LABEL,
+        ),
+        "map": labelled(
+            Choice(
+                options=[("lr × B", "B"), ("lr × momentum", "momentum")],
+                value=DEFAULTS.map,
+                description="map",
+            ),
+            "the stability map's rows: batch sizes, or momenta at the current B (heavy-ball momentum)",
+            button_width="11em",  # "lr × momentum" in full, in the projector's larger text too
+        ),
+    }
+
+
+def preset_buttons() -> dict:
+    """A button per preset, by its key in PRESETS, labelled with its name."""
+    return {
+        key: ipw.Button(description=label, tooltip=f"preset: {label}", layout={"width": "auto"})
+        for key, (label, _) in PRESETS.items()
+    }
+
+
+__all__ = [
+    "LONG_LABEL",
+    "PINNED",
+    "Choice",
+    "LogSlider",
+    "Menu",
+    "controls",
+    "labelled",
+    "pin",
+    "preset_buttons",
+]

@@ -1,4 +1,5 @@
-"""Exports of the current run: its numbers as CSV, its charts as one standalone HTML file.
+"""Exports of the current run: its numbers as CSV, its charts as one standalone HTML file, the
+script; and the explorer's export bar that offers them with the share link (`ExportBar`).
 
 PNG stays in each chart's own toolbar (Plotly's camera button)."""
 
@@ -10,6 +11,7 @@ import html
 import io
 import itertools
 
+import ipywidgets as ipw
 import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
@@ -17,6 +19,7 @@ import plotly.io as pio
 from widgets.figures import run_name
 from widgets.layout import BESIDE
 from widgets.model import LOSSES, Result
+from widgets.script import FILENAME
 from widgets.settings import Settings
 from widgets.surface import Surface
 
@@ -105,3 +108,58 @@ def download_link(text: str, filename: str, mime: str) -> str:
     return (
         f'<a download="{name}" href="data:{mime};charset=utf-8;base64,{encoded}">Download {name}</a> ({size})'
     )
+
+
+def script_links(script: str) -> str:
+    """A download link and a copy button for `script` (ASCII, so atob gives it back as written)."""
+    encoded = base64.b64encode(script.encode("ascii")).decode("ascii")
+    return (
+        f"{download_link(script, FILENAME, 'text/x-python')} &nbsp; "
+        f'<button class="scanlab-copy" onclick="navigator.clipboard.writeText(atob(\'{encoded}\'))'
+        f".then(() => {{ this.textContent = 'Copied'; }})\">Copy to clipboard</button>"
+    )
+
+
+class ExportBar:
+    """The explorer's share and export widgets: `share` (the link that reproduces the page),
+    `script_button` opening `script_box` (the run as a script, `script_text`, and its `script_links`),
+    `csv_button` and `html_button`, and `links`, where an export's download link appears.
+
+    `row` lists the widgets of the page's share row, `below` what goes under it. The explorer
+    observes the buttons and calls `show_script` and `offer_*` with the current run."""
+
+    def __init__(self):
+        self.share = ipw.Text(description="share link", disabled=False, layout={"width": "100%"})
+        self.share.tooltip = "the URL that reproduces this state"
+        self.share.style = {"description_width": "5.5em"}
+        self.script_button = ipw.ToggleButton(
+            value=False, description="Copy as script", icon="code", tooltip="this run as a Python script"
+        )
+        self.script_text = ipw.Textarea(layout={"width": "100%", "height": "24em"})
+        self.script_links = ipw.HTML()
+        self.script_box = ipw.VBox([self.script_links, self.script_text], layout={"display": "none"})
+        self.csv_button = ipw.Button(description="Export CSV", icon="table", tooltip=CSV_HEADER)
+        self.html_button = ipw.Button(
+            description="Export charts", icon="download", tooltip="every chart in one standalone HTML file"
+        )
+        self.links = ipw.HTML()
+        self.row = [self.share, self.script_button, self.csv_button, self.html_button]
+        self.below = [self.links, self.script_box]
+
+    def show_script(self, script: str | None) -> None:
+        """Open the script box on `script` (the run as `widgets.script.training_script` writes it),
+        or close it (None)."""
+        self.script_box.layout.display = "none" if script is None else "flex"
+        if script is not None:
+            self.script_text.value = script
+            self.script_links.value = script_links(script)
+
+    def offer_csv(self, result: Result) -> None:
+        """A download link for the run's numbers (`run_csv`)."""
+        stem = file_stem(result.settings)
+        self.links.value = download_link(run_csv(result), f"{stem}.csv", "text/csv")
+
+    def offer_charts(self, figures, settings: Settings, captions=(), wide=()) -> None:
+        """A download link for every chart in one HTML file (`charts_html`, with the share link)."""
+        page = charts_html(figures, settings, self.share.value, captions, wide)
+        self.links.value = download_link(page, f"{file_stem(settings)}.html", "text/html")

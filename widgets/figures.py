@@ -279,13 +279,6 @@ class Chart:
         few = high - low <= STEP_TICKS_UP_TO
         return {"xaxis.tickmode": "linear" if few else None, "xaxis.dtick": 1 if few else None}
 
-    def caption(self, result: Result, view: str) -> str:
-        """Text shown above the chart, for numbers that change with the settings; "" for none.
-
-        Not in the chart's title: a layout that changes is drawn by Plotly.react, the whole chart,
-        where moved points alone are drawn by moving them (widgets/surface.js)."""
-        return ""
-
     def build(self, result: Result, view: str, step: int, widget=go.Figure):
         """The chart as `widget(data=..., layout=...)` makes it: a go.Figure, or a Surface
         (widgets.surface.surface_maker)."""
@@ -570,15 +563,6 @@ class SumVsMean(Chart):
             margin=TITLED_MARGIN,
         )
 
-    def caption(self, result, view):
-        s = result.settings
-        critical = result.critical_lr
-        larger = "the same: B = 1" if s.B == 1 else f"B = {s.B} times larger"
-        return (
-            f"lr = {s.lr:.4g}: the mean's step is lr/B = {s.lr / s.B:.4g} in sum terms; "
-            f"critical lr: sum {critical['sum']:.4g}, mean {critical['mean']:.4g} ({larger})"
-        )
-
     def series(self, result, view):
         s = result.settings
         steps = _steps(s.N + 1)
@@ -629,14 +613,6 @@ class Divergence(Chart):
             "step",
             "|1 − c·lr·S_k|",
             margin=TITLED_MARGIN,
-        )
-
-    def caption(self, result, view):
-        s = result.settings
-        return "; ".join(
-            f"{loss}: lr / critical lr = {s.lr / result.critical_lr[loss]:.3g}"
-            for loss in LOSSES
-            if shown(view, loss)
         )
 
     def series(self, result, view):

@@ -1,8 +1,20 @@
-"""How charts share the page: side by side where there is room, one to a row below that."""
+"""How the explorer's page is laid out: charts side by side where there is room, one to a row below
+that; the sticky control panel; the page's CSS (explorer.css, and projector.css on a projector page)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import ipywidgets as ipw
+
+EXPLORER_CSS = (Path(__file__).parent / "explorer.css").read_text()
+"""The control panel, status, notice and caption styles, and the projector view's larger text."""
+PROJECTOR_CSS = (Path(__file__).parent / "projector.css").read_text()
+"""The notebook's text, larger on a projector page only. `body` makes the rule outrank JupyterLab's
+own `.jp-RenderedHTMLCommon` wherever it loads. Not as `body:has(.scanlab-projector) ...` on every
+page: that made Chromium recompute the style of every markdown cell whenever a text node changed
+anywhere in the page (a slider's readout at each move: 0.8 to 4 ms of the frame that draws the moved
+handle, in a trace)."""
 
 BESIDE = "440px"
 """The narrowest a chart is drawn beside another: two side by side where the charts have about
@@ -27,4 +39,65 @@ def side_by_side(views: list, *, wide=(), beside: str = BESIDE) -> ipw.HBox:
     return ipw.HBox(boxes, layout={"flex_flow": "row wrap"})
 
 
-__all__ = ["BESIDE", "BESIDE_PROJECTOR", "side_by_side"]
+def for_view(box, projector: bool):
+    """`box`, marked for the projector's larger text (explorer.css) when the page is in that view."""
+    if projector:
+        box.add_class("scanlab-projector")
+    return box
+
+
+def control_panel(
+    inputs: dict,
+    *,
+    presets: list,
+    playback: list,
+    texts: list,
+    share: list,
+    below: list,
+    hide=(),
+    projector=False,
+) -> ipw.VBox:
+    """The sticky control panel, top to bottom: the page's CSS, the `presets` buttons in a row, the
+    `inputs` (widgets.controls.controls(), by Settings field) in four columns, the `playback`
+    widgets in a row, the `texts`, the `share` widgets in a row, and what goes `below` it. The names
+    in `hide` (widgets.settings.HIDEABLE: a control, or the "presets", "playback" or "share" row)
+    are not shown; `projector` marks the panel for that view."""
+    i = inputs
+    column = {"width": "33%", "min_width": "300px"}
+    rows = {
+        "presets": ipw.HBox([ipw.Label("Presets:"), *presets], layout={"flex_flow": "row wrap"}),
+        "playback": ipw.HBox(playback, layout={"flex_flow": "row wrap", "align_items": "center"}),
+        "share": ipw.HBox(share, layout={"align_items": "center", "flex_flow": "row wrap"}),
+    }
+    # The class names are the dashboard's layout (serving's page template): there the panel is a
+    # column beside the charts, and on a phone a sheet that shows the "scanlab-primary" controls
+    # until it is opened.
+    primary = ipw.VBox([i["lr"], i["N"], i["B"]], layout=column)
+    primary.add_class("scanlab-primary")
+    columns = ipw.HBox(
+        [
+            primary,
+            ipw.VBox([i["w0"], i["true_w"], i["noise"]], layout=column),
+            ipw.VBox([i["loss"], i["kind"], i["seed"]], layout=column),
+            ipw.VBox([i["optimizer"], i["momentum"], i["schedule"]], layout=column),
+        ],
+        layout={"flex_flow": "row wrap"},
+    )
+    columns.add_class("scanlab-columns")
+    style = ipw.HTML(f"<style>{EXPLORER_CSS}{PROJECTOR_CSS if projector else ''}</style>")
+    panel = ipw.VBox([style, rows["presets"], columns, rows["playback"], *texts, rows["share"], *below])
+    for name in hide:  # a teacher's focused link
+        (rows[name] if name in rows else i[name]).layout.display = "none"
+    panel.add_class("scanlab-controls")
+    return for_view(panel, projector)
+
+
+__all__ = [
+    "BESIDE",
+    "BESIDE_PROJECTOR",
+    "EXPLORER_CSS",
+    "PROJECTOR_CSS",
+    "control_panel",
+    "for_view",
+    "side_by_side",
+]

@@ -1,4 +1,6 @@
-"""The explorer's state: one `Settings` value, its ranges, presets, and the URL form of it.
+"""The explorer's state: one `Settings` value, its ranges, presets, and the URL form of it: the
+query a page's address carries (`from_query`, `presentation_from_query`, read from the request
+Voila hands the kernel by `page_request`) and the share link's (`to_query`).
 
 Every value that reaches the kernel (a URL, or a widget message from any visitor) goes through
 `sanitize`, which clamps or replaces it and says why in plain words.
@@ -8,7 +10,7 @@ from __future__ import annotations
 
 import math
 from typing import NamedTuple
-from urllib.parse import parse_qs, urlencode
+from urllib.parse import parse_qs, urlencode, urlsplit, urlunsplit
 
 from core import OPTIMIZERS, SCHEDULES
 
@@ -241,3 +243,48 @@ def to_query(settings: Settings, presentation: Presentation = DEFAULT_PRESENTATI
     if presentation.hide:
         pairs.append(("hide", ",".join(presentation.hide)))
     return urlencode(pairs, safe=",")
+
+
+def page_url(environ) -> str:
+    """The address of the page this kernel serves, "" outside Voila.
+
+    Host, port, path and query come from the request details Voila hands the kernel (SERVER_NAME,
+    SERVER_PORT, SCRIPT_NAME, QUERY_STRING). Not VOILA_REQUEST_URL: Voila gives each new request's URL
+    to the kernel that refills the pool, so a preheated kernel holds the previous visitor's address
+    (none at all for the first visitor after a start). Only its scheme is used, since it is the same
+    server's; http when there is none.
+    """
+    host = environ.get("SERVER_NAME", "")
+    if not host:
+        return environ.get("VOILA_REQUEST_URL", "")
+    scheme = urlsplit(environ.get("VOILA_REQUEST_URL", "")).scheme
+    port = environ.get("SERVER_PORT", "")
+    netloc = (f"[{host}]" if ":" in host else host) + (f":{port}" if port else "")
+    path = environ.get("SCRIPT_NAME", "") or "/"
+    return urlunsplit(
+        (scheme if scheme in ("http", "https") else "http", netloc, path, environ.get("QUERY_STRING", ""), "")
+    )
+
+
+class PageRequest(NamedTuple):
+    """What the page's address asks for: its run, its look, a notice per value that could not be
+    used, the address without its query (the share link's start; "" outside Voila), and whether a
+    server sent the page over http(s) (else JupyterLab shows the notebook)."""
+
+    settings: Settings
+    presentation: Presentation
+    notices: list
+    base_url: str
+    served: bool
+
+
+def page_request(environ) -> PageRequest:
+    """The `PageRequest` of the request Voila handed the kernel in `environ` (os.environ: its
+    QUERY_STRING and request details, `page_url`)."""
+    query = environ.get("QUERY_STRING", "")
+    settings, notices = from_query(query)
+    presentation, more = presentation_from_query(query)
+    url = page_url(environ)
+    base = urlunsplit(urlsplit(url)._replace(query="", fragment="")) if url else ""
+    served = urlsplit(url).scheme in ("http", "https")
+    return PageRequest(settings, presentation, notices + more, base, served)
