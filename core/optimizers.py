@@ -19,7 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from core._checks import carry_dtype, check_fits, check_loss, check_momentum, check_scalar, reject_traced
+from core._checks import check_loss, check_momentum, check_scalar, reject_traced
 from core.data import _positive_int
 from core.training import (
     PaddedBatches,
@@ -30,7 +30,7 @@ from core.training import (
     _prepare,
     _rounded,
     _w_star,
-    check_padded,
+    padded_start,
 )
 
 
@@ -250,24 +250,16 @@ def optimizer_histories(
       and diverged_at are `HistoryEngine.histories`' bit for bit.
     """
     check_optimizer(optimizer)
-    check_scalar("w", w)
-    check_scalar("lr", lr)
-    reject_traced("optimizer_histories", w, lr, momentum, lr_schedule)
-    check_padded(batches)
+    w, lr, x, y, n, b, w_star = padded_start("optimizer_histories", w, lr, batches, momentum, lr_schedule)
     momentum = check_momentum(momentum)
-    dtype = carry_dtype(w, batches.x.dtype)
-    check_fits("w", w, dtype)
-    check_fits("lr", lr, dtype)
-    x, y = (a if a.dtype == dtype else a.astype(dtype) for a in (batches.x, batches.y))
-    n, b = np.int32(batches.n), np.int32(batches.b)
-    w_star = batches.w_star if batches.w_star is not None and x is batches.x else _w_star(x, y, n, b)
+    dtype = x.dtype
     scheduled = lr_schedule is not None
     lrs = np.zeros(x.shape[0])
     if scheduled:
         lrs[: batches.n] = _check_schedule(lr_schedule, batches.n)
     common = (
-        np.asarray(w, dtype),
-        np.asarray(lr, dtype),
+        w,
+        lr,
         jnp.asarray(lrs, dtype),
         jnp.bool_(scheduled),
         jnp.asarray(momentum, dtype),

@@ -151,6 +151,20 @@ def _momentum_kernel(x, y, lrs, momenta, batch_size, w0, n):
     return _momentum_losses(w0, lrs, momenta, scales, sxx, sxy, n, reference, limit)
 
 
+def _map_start(batches, n, lrs, w0) -> tuple:
+    """The checks both maps open with: (n as an int, the batches' dtype, the wide dtype the maps
+    sum in, lrs checked in it). Raises TypeError or ValueError naming the argument."""
+    check_padded(batches)
+    n = _check_n(n, batches.n)
+    dtype = jnp.dtype(batches.x.dtype)
+    wide = _wide(dtype)
+    lrs = _check_lrs(lrs, wide)
+    check_scalar("w0", w0)
+    _reject_traced("w0", w0)
+    check_fits("w0", w0, dtype)
+    return n, dtype, wide, lrs
+
+
 def _reject_traced(name: str, value) -> None:
     if is_traced(value):
         raise TypeError(
@@ -254,15 +268,8 @@ def stability_map(batches, lrs, batch_sizes, *, w0, n=None) -> StabilityMap:
       finite real scalar (or overflowing the carry dtype); `n` not an integer in 1..batches.n. Every
       argument must be concrete (this returns NumPy arrays, so it does not run under `jax.jit`).
     """
-    check_padded(batches)
-    n = _check_n(n, batches.n)
-    dtype = jnp.dtype(batches.x.dtype)
-    wide = _wide(dtype)
-    lrs = _check_lrs(lrs, wide)
+    n, dtype, wide, lrs = _map_start(batches, n, lrs, w0)
     batch_sizes = _check_batch_sizes(batch_sizes, batches.b)
-    check_scalar("w0", w0)
-    _reject_traced("w0", w0)
-    check_fits("w0", w0, dtype)
 
     finals, diverged = _map_kernel(
         batches.x,
@@ -362,16 +369,9 @@ def momentum_map(batches, lrs, momenta, *, batch_size, w0, n=None) -> MomentumMa
       TypeError or ValueError naming the argument, as `stability_map`; `momenta` not a non-empty
       1-D array in [0, 1); `batch_size` not an integer in 1..batches.b.
     """
-    check_padded(batches)
-    n = _check_n(n, batches.n)
-    dtype = jnp.dtype(batches.x.dtype)
-    wide = _wide(dtype)
-    lrs = _check_lrs(lrs, wide)
+    n, dtype, wide, lrs = _map_start(batches, n, lrs, w0)
     momenta = _check_momenta(momenta)
     batch_size = _check_count("batch_size", batch_size, batches.b, "", "batches.b, the examples per batch")
-    check_scalar("w0", w0)
-    _reject_traced("w0", w0)
-    check_fits("w0", w0, dtype)
 
     finals, diverged = _momentum_kernel(
         batches.x,

@@ -176,6 +176,43 @@ def _prepare(w, lr, x_batches, y_batches):
     )
 
 
+class PaddedStart(NamedTuple):
+    """What a run on padded batches starts from, checked and in the carry dtype: w and lr NumPy
+    0-d arrays, x and y (max_steps, max_batch) arrays, n and b int32, w_star the (n, b) data's
+    least-squares weight (0-d)."""
+
+    w: np.ndarray
+    lr: np.ndarray
+    x: jax.Array
+    y: jax.Array
+    n: np.int32
+    b: np.int32
+    w_star: jax.Array
+
+
+def padded_start(function: str, w, lr, batches, *concrete) -> PaddedStart:
+    """The checks every entry point on padded batches opens with, then its inputs cast to the
+    carry dtype (w's own floating dtype, else the batches'). `function` names the caller in the
+    error for a traced argument; `concrete` are its other arguments that must not be traced.
+
+    Raises TypeError or ValueError naming the argument: w or lr not a real scalar, or overflowing
+    the carry dtype; any argument traced; batches not a PaddedBatches.
+    """
+    check_scalar("w", w)
+    check_scalar("lr", lr)
+    reject_traced(function, w, lr, *concrete)
+    check_padded(batches)
+    dtype = carry_dtype(w, batches.x.dtype)
+    check_fits("w", w, dtype)
+    check_fits("lr", lr, dtype)
+    x, y = (a if a.dtype == dtype else a.astype(dtype) for a in (batches.x, batches.y))
+    n, b = np.int32(batches.n), np.int32(batches.b)
+    w_star = batches.w_star
+    if w_star is None or x is not batches.x:  # not made by pad(), or another carry dtype
+        w_star = _w_star(x, y, n, b)
+    return PaddedStart(np.asarray(w, dtype=dtype), np.asarray(lr, dtype=dtype), x, y, n, b, w_star)
+
+
 def _batch_size(x):
     """B as a value the compiler cannot see, even inside a caller's jit: see `_rounded`."""
     return lax.optimization_barrier(jnp.int32(x.shape[1]))
@@ -426,19 +463,7 @@ class HistoryEngine:
         host work done before calling the result runs while the scan does, instead of after it
         (the host waits only where it reads a value). Arguments are checked here.
         """
-        check_scalar("w", w)
-        check_scalar("lr", lr)
-        reject_traced("HistoryEngine.run", w, lr)
-        check_padded(batches)
-        dtype = carry_dtype(w, batches.x.dtype)
-        check_fits("w", w, dtype)
-        check_fits("lr", lr, dtype)
-        x, y = (a if a.dtype == dtype else a.astype(dtype) for a in (batches.x, batches.y))
-        n, b = np.int32(batches.n), np.int32(batches.b)
-        w_star = batches.w_star
-        if w_star is None or x is not batches.x:  # not made by pad(), or another carry dtype
-            w_star = _w_star(x, y, n, b)
-        outputs = _history_kernel(np.asarray(w, dtype=dtype), np.asarray(lr, dtype=dtype), x, y, n, b, w_star)
+        outputs = _history_kernel(*padded_start("HistoryEngine.run", w, lr, batches))
         return functools.partial(_histories_from, outputs, batches.n)
 
     def history(self, w, lr, x_batches, y_batches, *, loss="sum") -> History:
