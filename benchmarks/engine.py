@@ -5,42 +5,36 @@ JAX_PLATFORMS=cpu .venv/bin/python -m benchmarks.engine [--json PATH]
 
 import argparse
 import json
-import statistics
 import time
 from functools import partial
 from pathlib import Path
 
-from jax import monitoring
-
 import core
+from harness.compiles import counting
+from harness.stats import summary
 
 
 def _median_ms(call, repeats=30):
+    """(median, p95) in ms of `repeats` calls, after one untimed call."""
     call()
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
         call()
         times.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(times), sorted(times)[int(0.95 * (len(times) - 1))]
+    stats = summary(times)
+    return stats["median"], stats["p95"]
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
-    compile_seconds = []
-    monitoring.register_event_duration_secs_listener(
-        lambda event, duration, **_: (
-            compile_seconds.append(duration)
-            if event == "/jax/core/compile/backend_compile_duration"
-            else None
-        )
-    )
-    engine = core.HistoryEngine()
-    start = time.perf_counter()
-    engine.warm_up()
-    warm_up_s = time.perf_counter() - start
+    with counting() as compile_seconds:
+        engine = core.HistoryEngine()
+        start = time.perf_counter()
+        engine.warm_up()
+        warm_up_s = time.perf_counter() - start
     results = {
         "capacity": [engine.max_steps, engine.max_batch],
         "warm_up_s": warm_up_s,

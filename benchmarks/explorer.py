@@ -7,13 +7,13 @@ Prints figures; asserts nothing (timings are not tests). No browser: see tests/t
 import argparse
 import json
 import resource
-import statistics
 import time
 from pathlib import Path
 
 import numpy as np
 
 import widgets
+from harness.stats import summary
 from widgets.stability import SETTLE_S
 
 
@@ -26,7 +26,8 @@ def _moves(explorer, control, values):
         if control != "w0":
             explorer.stability.wait()  # (lr, B and the view never recompute the map)
     explorer.stability.wait()
-    return statistics.median(times), float(np.percentile(times, 95))
+    stats = summary(times)
+    return stats["median"], stats["p95"]
 
 
 def _map_settles(explorer, values):
@@ -39,7 +40,8 @@ def _map_settles(explorer, values):
         explorer.inputs["w0"].value = value
         explorer.stability.wait()
         times.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(times), float(np.percentile(times, 95))
+    stats = summary(times)
+    return stats["median"], stats["p95"]
 
 
 def _rss_mb():

@@ -4,14 +4,14 @@
         [--browsers 2] [--think 1.0] [--env NAME=VALUE] [--make NAME=VALUE] [--url URL]
         [--out .cache/load.md] [--json PATH]
 
-Starts `make run` on a free port (benchmarks.protocol.Server; `--env NAME=VALUE` adds to its environment,
+Starts `make run` on a free port (harness.server.Server; `--env NAME=VALUE` adds to its environment,
 e.g. thread settings; `--make NAME=VALUE` to its command line) unless `--url` names a running server.
 Its kernel cap is lifted to S + 1 (`MAX_KERNELS`; the preheated kernel counts) unless `--make
 MAX_KERNELS=...` says otherwise (`--make MAX_KERNELS=` keeps voila.json's cap: sessions over it get
 HTTP 503). It waits for the preheated kernel, then opens S sessions staggered evenly over `--arrive`
 seconds. Each session is a new page: a new kernel, the
 preheated one for the first. `--browsers K` of them are headless Chromium pages (Debian's chromium via
-Playwright), the rest benchmarks.protocol clients that speak the widget protocol over the kernel
+Playwright), the rest harness.protocol clients that speak the widget protocol over the kernel
 websocket as a page's widget manager does.
 
 Each session, once its widget state is in, moves sliders until `--duration` seconds after the last
@@ -22,8 +22,8 @@ sending the update to the kernel's `status: idle` for it (every chart's update s
 w0 move also waits for the stability map, which the kernel recomputes on a worker thread, to say it is
 current again ("settled"). Browser pages, each a Chromium process of its own as each student's is,
 press an arrow key on the slider's handle and time it to the trajectory chart's drawing events in the
-page (benchmarks.protocol.CHART_DRAWN); then they check that every chart on the page holds the run
-its share link names, as its kernel computed it (benchmarks.pages), within CURRENT_S: a page with a
+page (harness.protocol.CHART_DRAWN); then they check that every chart on the page holds the run
+its share link names, as its kernel computed it (harness.pages), within CURRENT_S: a page with a
 chart still on an older run is counted as behind.
 
 Recorded: the page's HTML (GET) and first widget state per session (the first-chart proxy for protocol
@@ -47,7 +47,6 @@ import asyncio
 import contextlib
 import dataclasses
 import json
-import math
 import os
 import random
 import re
@@ -61,8 +60,12 @@ from pathlib import Path
 import psutil
 
 from benchmarks.memory import rollup
-from benchmarks.pages import settled
-from benchmarks.protocol import CHART_DRAWN, CHROMIUM, CHROMIUM_ARGS, ROOT, ProtocolError, Server, Session
+from harness.chromium import CHROMIUM, CHROMIUM_ARGS
+from harness.js import call
+from harness.pages import settled
+from harness.protocol import CHART_DRAWN, ProtocolError, Session
+from harness.server import ROOT, Server
+from harness.stats import summary
 from widgets.model import Model
 
 MOVED = ("lr", "N", "B", "w0")
@@ -98,7 +101,7 @@ class Move:
     figures: int = 0
     browser: bool = False
     at: float = 0.0  # time.monotonic() when the move was made
-    current: bool | None = None  # browser: every chart then drew the page's new run (benchmarks.pages)
+    current: bool | None = None  # browser: every chart then drew the page's new run (harness.pages)
 
 
 @dataclasses.dataclass
@@ -170,18 +173,7 @@ async def protocol_visit(visit: Visit, url: str, group: Class, think: float, ope
     log(f"session {visit.index:2d} done: {len(visit.moves)} moves")
 
 
-PAGE_HOOK = """() => {
-    const first = document.querySelectorAll('.js-plotly-plot .scatterlayer .trace').length > 0;
-    if (!first || document.querySelectorAll('.js-plotly-plot').length < 6) return false;
-    if (!window.__load) {
-        const gd = [...document.querySelectorAll('.js-plotly-plot')]
-            .find(g => g.layout && g.layout.title && String(g.layout.title.text).startsWith('Trajectory'));
-        if (!gd || !gd.on) return false;
-        window.__load = {drawn: 0};
-        for (const event of __DRAWN__) gd.on(event, () => { window.__load.drawn = performance.now(); });
-    }
-    return true;
-}""".replace("__DRAWN__", json.dumps(CHART_DRAWN))
+PAGE_HOOK = call(Path(__file__).with_name("load_hook.js"), CHART_DRAWN)
 
 
 async def browser_visit(
@@ -341,7 +333,7 @@ async def run(args, url: str) -> tuple[list[Visit], float, float | None]:
     )
     visits = [Visit(i, i in browser_at, i * args.arrive / max(count - 1, 1)) for i in range(count)]
     playwright = None
-    # Each browser page's charts are checked against a Model of its own (benchmarks.pages), made
+    # Each browser page's charts are checked against a Model of its own (harness.pages), made
     # before anyone arrives.
     models = {v.index: Model() for v in visits if v.browser}
     if browsers:
@@ -382,11 +374,12 @@ async def run(args, url: str) -> tuple[list[Visit], float, float | None]:
 
 
 def _quantiles(values) -> tuple[float, float, float] | None:
-    values = sorted(v for v in values if v is not None)
+    """(median, p95, max) of the values that are not None; None when there are none."""
+    values = [v for v in values if v is not None]
     if not values:
         return None
-    p95 = values[min(len(values) - 1, math.ceil(0.95 * len(values)) - 1)]
-    return statistics.median(values), p95, values[-1]
+    stats = summary(values)
+    return stats["median"], stats["p95"], stats["max"]
 
 
 def _fmt(q, unit: str = "s", scale: float = 1.0, digits: int = 2) -> str:

@@ -5,7 +5,7 @@ nothing.
 
     JAX_PLATFORMS=cpu .venv/bin/python -m benchmarks.memory [--pages 3] [--json PATH]
 
-Kernels are the kernel processes under this server (`benchmarks.protocol.is_kernel`), including the
+Kernels are the kernel processes under this server (`harness.server.Server.kernels`), including the
 preheated one waiting in the pool for the next visitor. It starts its own `make run` (one notebook, as
 a class gets it): benchmarks.browser's server serves the whole folder, where Voila preheats a kernel
 for every notebook.
@@ -15,15 +15,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import signal
-import subprocess
 import time
 from pathlib import Path
 
-from benchmarks.protocol import CHROMIUM_ARGS, free_port, is_kernel, wait_until_answers
+from harness.chromium import CHROMIUM, CHROMIUM_ARGS
+from harness.server import Server
 
-ROOT = Path(__file__).resolve().parent.parent
 QUERY = "?N=1000&B=512&lr=0.001"
 
 
@@ -37,44 +34,20 @@ def rollup(pid: int) -> dict:
     return {"rss": fields["Rss"], "pss": fields["Pss"], "anonymous": fields["Anonymous"]}
 
 
-def _kernels(server: subprocess.Popen) -> list[int]:
-    """The kernel processes under this server (not those of any other server on the machine)."""
-    import psutil
-
-    pids = []
-    for process in psutil.Process(server.pid).children(recursive=True):
-        try:
-            if is_kernel(process.cmdline()):
-                pids.append(process.pid)
-        except psutil.NoSuchProcess:
-            pass
-    return pids
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pages", type=int, default=3, help="dashboard pages to open (default 3)")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
-    port = free_port()
-    server = subprocess.Popen(
-        ["make", "--no-print-directory", "run", f"PORT={port}"],
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    url = f"http://127.0.0.1:{port}/"
-    try:
-        wait_until_answers(url + "voila/static/voila.js", server, 120, "make run")
+    with Server() as server:
         from playwright.sync_api import sync_playwright
 
         with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             pages = []
             for _ in range(args.pages):
                 page = browser.new_page()
-                page.goto(url + QUERY, timeout=120_000)
+                page.goto(server.url + QUERY, timeout=120_000)
                 page.wait_for_function(
                     "() => document.querySelectorAll('.js-plotly-plot .scatterlayer .trace').length > 0",
                     timeout=120_000,
@@ -82,11 +55,8 @@ def main(argv=None):
                 pages.append(page)
                 time.sleep(4)  # the pool refills: its next kernel warms up
             time.sleep(6)
-            kernels = {pid: rollup(pid) for pid in _kernels(server)}
+            kernels = {p.pid: rollup(p.pid) for p in server.kernels()}
             browser.close()
-    finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        server.wait(timeout=30)
     print(f"{len(kernels)} kernels ({args.pages} pages open at {QUERY[1:]}, and the preheated pool):")
     print("     pid     RSS MB   anonymous MB   PSS MB")
     for pid, m in sorted(kernels.items()):

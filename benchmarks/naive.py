@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -33,6 +32,8 @@ from jax import lax
 
 import core
 from core import stability
+from harness.compiles import counting
+from harness.stats import summary
 
 N, B, LR, W0 = 1000, 512, 1e-3, 0.5
 # (c): a slider walk over distinct shapes; each one is a new trace and compile for a plain jit.
@@ -184,12 +185,13 @@ def map_kernel(batches, lrs, batch_sizes, w0, n):
 
 
 def row(name: str, times: list[float], reference: str, note: str = "") -> dict:
+    stats = summary(times)
     return {
         "row": name,
-        "n": len(times),
-        "min_ms": min(times),
-        "median_ms": statistics.median(times),
-        "max_ms": max(times),
+        "n": stats["n"],
+        "min_ms": stats["min"],
+        "median_ms": stats["median"],
+        "max_ms": stats["max"],
         "reference": reference,
         "note": note,
     }
@@ -204,12 +206,6 @@ def main(argv=None) -> int:
     parser.add_argument("--json", type=Path, help="also write the rows and checks here")
     args = parser.parse_args(argv)
 
-    compiles = []
-    jax.monitoring.register_event_duration_secs_listener(
-        lambda event, duration, **_: (
-            compiles.append(duration) if event == "/jax/core/compile/backend_compile_duration" else None
-        )
-    )
     x, y = core.make_batches(N, B, seed=0)
     engine = core.HistoryEngine(N, B)
     engine.warm_up()
@@ -239,16 +235,16 @@ def main(argv=None) -> int:
     rows.append(row("(b') core.python_loop_training_step (no float(), final w only)", times, "engine"))
 
     print("timing (c): a new (N, B) per call", flush=True)
-    before = len(compiles)
     first_calls, scan_finals, scan_histories = [], [], []
-    for n, b in SHAPES:
-        xs, ys = x[:n, :b], y[:n, :b]
-        start = time.perf_counter()
-        weights, _, _ = scan_history_numpy(W0, LR, xs, ys)
-        first_calls.append((time.perf_counter() - start) * 1e3)
-        scan_finals.append(weights[-1])
-        scan_histories.append(weights)
-    new_compiles = len(compiles) - before
+    with counting() as compiles:
+        for n, b in SHAPES:
+            xs, ys = x[:n, :b], y[:n, :b]
+            start = time.perf_counter()
+            weights, _, _ = scan_history_numpy(W0, LR, xs, ys)
+            first_calls.append((time.perf_counter() - start) * 1e3)
+            scan_finals.append(weights[-1])
+            scan_histories.append(weights)
+    new_compiles = len(compiles)
     engine_moves = []
     for _ in range(5):
         engine_finals, engine_histories = [], []

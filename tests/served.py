@@ -1,31 +1,16 @@
-"""The served dashboard for tests: `make run` on a free port, and an event loop for protocol sessions.
+"""An event loop for protocol sessions in synchronous tests (the server itself: harness.server.Server).
 
-    @pytest.fixture(scope="module")
-    def server():
-        with served.dashboard() as server:
-            yield server
+    loop = served.Loop()
+    session = loop.run(Session.open(server.url), timeout=240)
 
-`dashboard()` starts `make run PORT=<free port>` (benchmarks.protocol.Server: its own process group,
-stopped with SIGTERM, any kernel left over killed by pid) and waits until Voila answers. `Loop` runs
-benchmarks.protocol's coroutines from synchronous tests on one event loop, so a Session opened in a
-module fixture stays usable across tests; `close()` ends the loop's tasks and closes it.
+`Loop` runs harness.protocol's coroutines from synchronous tests on one event loop, so a Session opened
+in a module fixture stays usable across tests; `close()` ends the loop's tasks and closes it.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import threading
-from pathlib import Path
-
-from benchmarks.protocol import Server
-
-
-@contextlib.contextmanager
-def dashboard(*, env: dict | None = None, log: Path | None = None):
-    """A `make run` server (benchmarks.protocol.Server), ready; stopped on exit with its kernels."""
-    with Server(env=env, log=log) as server:
-        yield server
 
 
 class Loop:

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests import served
+from harness.server import Server
 from tests.test_dashboard import Dashboard, _expected_weights
 from widgets.hood import PANELS
 from widgets.settings import PRESETS
@@ -22,7 +22,7 @@ pytestmark = pytest.mark.browser
 
 @pytest.fixture(scope="module")
 def dashboard_url():
-    with served.dashboard() as server:
+    with Server() as server:
         yield server.url
 
 

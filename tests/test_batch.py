@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from ipywidgets.widgets.widget import _instances
 
-from benchmarks import protocol
+from harness import protocol
 from widgets import Explorer, batch
 from widgets.batch import BATCH, LIVE, READY, WELCOME, Batch
 from widgets.hood import UnderTheHood

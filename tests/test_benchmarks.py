@@ -9,7 +9,8 @@ import pytest
 
 import core
 from benchmarks import naive
-from benchmarks.browser import analyse_move, ratios, summarise_moves, write_wrapper
+from benchmarks.browser import write_wrapper
+from benchmarks.browser_report import analyse_move, ratios, summarise_moves
 
 
 def test_the_bench_serves_the_repository_through_make_runs_voila_command(tmp_path):

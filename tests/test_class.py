@@ -11,7 +11,7 @@ front does not draw at all.
 
 After the first page and after each move, every page's charts must come to hold exactly what the
 explorer computes for the settings that page's share link names, and its status line must describe
-the same run (benchmarks.pages). A chart that keeps an older run fails the test.
+the same run (harness.pages). A chart that keeps an older run fails the test.
 
 A page must also have every output: Voila renders a cell's outputs from the messages its kernel
 sends within nbclient's IOPub timeout, and at its default of 4 s a class on two cores lost the
@@ -27,8 +27,9 @@ import time
 
 import pytest
 
-from benchmarks.pages import settled
-from benchmarks.protocol import CHROMIUM, CHROMIUM_ARGS, Server
+from harness.chromium import CHROMIUM, CHROMIUM_ARGS
+from harness.pages import settled
+from harness.server import Server
 from widgets.model import Model
 
 pytestmark = pytest.mark.browser
@@ -40,7 +41,7 @@ SETTLE_S = 30  # a page whose charts have not caught up by then is behind
 
 async def student(playwright, url: str, model: Model, number: int) -> list[str]:
     """One student's visit: open the page, make every move, and say what went wrong (nothing: []).
-    `model` is this student's own (benchmarks.pages: it computes the page's runs in its order)."""
+    `model` is this student's own (harness.pages: it computes the page's runs in its order)."""
     browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
     problems = []
     try:

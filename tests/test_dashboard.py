@@ -20,8 +20,8 @@ import pytest
 from playwright.sync_api import Page
 
 import core
-from benchmarks.protocol import Message
-from tests import served
+from harness.protocol import Message
+from harness.server import Server
 from tests.reference import batches_for
 from widgets.model import MAP_BATCH_SIZES, MAP_LRS, MAP_MOMENTA
 from widgets.settings import DEFAULTS, PRESETS, RANGES, to_query
@@ -34,9 +34,9 @@ pytestmark = pytest.mark.browser
 
 @pytest.fixture(scope="module")
 def dashboard_url():
-    # `make run` on a free port, stopped with its kernels at the end (tests/served.py). It is ready
+    # `make run` on a free port, stopped with its kernels at the end (harness.server.Server). It is ready
     # when Voila serves its static files: asking for the page would take the preheated kernel.
-    with served.dashboard() as server:
+    with Server() as server:
         yield server.url
 
 

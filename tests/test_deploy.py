@@ -22,7 +22,7 @@ import pytest
 import yaml
 from packaging.specifiers import SpecifierSet
 
-from benchmarks.protocol import free_port, stop_group
+from harness.server import free_port, stop_group
 from tools import hub_pin
 
 ROOT = Path(__file__).resolve().parent.parent

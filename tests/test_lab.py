@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.protocol import free_port, stop_group, wait_until_answers
+from harness.server import free_port, stop_group, wait_until_answers
 from tests.test_accessibility import AXE
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -2,7 +2,7 @@
 kernel, a visitor over the cap gets the busy page and no kernel, a killed kernel's page says so while
 another page carries on, and idle kernels without a connection are culled.
 
-One `make run` server for the module (benchmarks.protocol.Server: its own process group, leftover
+One `make run` server for the module (harness.server.Server: its own process group, leftover
 kernels killed by pid), with a cap of two kernels and a short cull timeout, so the cap and the culling
 show within seconds: `make run PORT=... MAX_KERNELS=2 CULL_IDLE_TIMEOUT=10 CULL_INTERVAL=1`.
 """
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.protocol import Server
+from harness.server import Server
 from tests.test_dashboard import Dashboard, chart_context
 
 DASHBOARD_KERNEL = Path(__file__).resolve().parent.parent / "serving" / "dashboard_kernel.py"

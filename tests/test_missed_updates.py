@@ -1,5 +1,5 @@
 """The ways a page could miss an update, each tried in a real Chromium: the page's charts must come to
-draw the run its share link names, as its kernel computed it (benchmarks.pages), every time.
+draw the run its share link names, as its kernel computed it (harness.pages), every time.
 
 - Plotly.js arrives late: the page is built, and a control moved, before the charts' code has
   loaded (what a class arriving at once did to every page; tests/test_class.py tries the class).
@@ -16,9 +16,9 @@ import re
 
 import pytest
 
-from benchmarks.pages import settled
-from benchmarks.protocol import CHROMIUM, CHROMIUM_ARGS
-from tests import served
+from harness.chromium import CHROMIUM, CHROMIUM_ARGS
+from harness.pages import settled
+from harness.server import Server
 from widgets.model import Model
 from widgets.settings import DEFAULTS
 
@@ -29,14 +29,14 @@ SETTLE_S = 30
 
 @pytest.fixture(scope="module")
 def url():
-    with served.dashboard() as server:
+    with Server() as server:
         yield server.url
 
 
 @pytest.fixture
 def model():
     """A Model of the test's own, that has computed the first page's run, as the page's kernel has
-    (benchmarks.pages: the landscape's frame depends on the runs before)."""
+    (harness.pages: the landscape's frame depends on the runs before)."""
     model = Model()
     model.compute(DEFAULTS)
     return model

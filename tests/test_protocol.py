@@ -1,6 +1,6 @@
 """The served dashboard against a hostile visitor who speaks the kernel websocket protocol directly.
 
-`make run` serves the dashboard; benchmarks.protocol.Session opens it as a page does (GET, the kernel's
+`make run` serves the dashboard; harness.protocol.Session opens it as a page does (GET, the kernel's
 websocket, every widget's state) and then sends what no page would: `execute_request` and other message
 types outside Voila's allow-list, and widget `update` messages that set every explorer control, the
 stability map's chart and the Copy-as-script toggle to out-of-range, wrong-type and non-finite
@@ -43,7 +43,9 @@ import time
 import numpy as np
 import pytest
 
-from benchmarks.protocol import CHROMIUM, CHROMIUM_ARGS, CONTROLS, Session, pack
+from harness.chromium import CHROMIUM, CHROMIUM_ARGS
+from harness.protocol import CONTROLS, Session, pack
+from harness.server import Server
 from tests import served
 from widgets.model import MAP_BATCH_SIZES, MAP_LRS
 from widgets.settings import CHOICES, INTEGERS, RANGES, from_query, sanitize
@@ -129,7 +131,7 @@ GOOD = {
 
 @pytest.fixture(scope="module")
 def server():
-    with served.dashboard() as server:
+    with Server() as server:
         yield server
 
 

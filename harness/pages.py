@@ -5,17 +5,19 @@ this process runs too: each chart's traces as the page holds them (gd.data, what
 must equal the traces the explorer builds for that result, and the status line must describe the
 same run. `Model` keeps the landscape's frame from one run to the next (it stays while the paths fill
 it), so each page is checked against a Model of its own that has computed the page's runs in the
-page's order. Used by tests/test_class.py and benchmarks/load.py.
+page's order. Used by tests/test_class.py, tests/test_missed_updates.py and benchmarks/load.py.
 """
 
 from __future__ import annotations
 
 import asyncio
 import urllib.parse
+from pathlib import Path
 
 import numpy as np
 import plotly.graph_objects as go
 
+from harness.js import call
 from widgets.figures import CHARTS
 from widgets.model import Model
 from widgets.settings import Settings, from_query
@@ -23,23 +25,8 @@ from widgets.stability import CHART as STABILITY_CHART
 
 LANDSCAPE_TITLE = CHARTS["landscape"].title
 
-# In the page: every chart's traces as set, by the chart's title; the status line; the share link.
-PAGE_STATE = """() => {
-    const values = (v) => v == null ? null : Array.from(v, (x) => (typeof x === 'number' ? x : null));
-    const charts = {};
-    for (const gd of document.querySelectorAll('.js-plotly-plot')) {
-        const title = String((gd.layout && gd.layout.title && gd.layout.title.text) || '');
-        charts[title] = (gd.data || []).map((t) => ({
-            x: values(t.x), y: values(t.y), z: t.z ? Array.from(t.z, values) : null,
-        }));
-    }
-    const share = [...document.querySelectorAll('.widget-text')].find((w) => /share link/.test(w.innerText));
-    return {
-        charts,
-        status: (document.querySelector('.scanlab-status') || {}).innerText || '',
-        share: share ? share.querySelector('input').value : '',
-    };
-}"""
+# In the page: each chart's traces by title, the status line, the share link.
+PAGE_STATE = call(Path(__file__).with_name("page_state.js"))
 
 
 def page_settings(state: dict) -> Settings:

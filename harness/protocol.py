@@ -45,7 +45,8 @@ and this client's own values once the kernel has taken them without an error (a 
 mirror, keeps a value it sent even when the kernel refused it). It records every
 iopub `error` message and any kernel status other than busy/idle, and never raises on what the kernel
 sends. It is asyncio-based (the `websockets` package; HTTP through urllib in worker threads), so one
-process can hold many sessions. Used by tests/test_protocol.py and benchmarks/load.py:
+process can hold many sessions. Used by tests/test_protocol.py and benchmarks/load.py; harness.server
+starts the server it speaks to:
 
     async with await Session.open("http://127.0.0.1:8866/") as session:
         answer = await session.update(session.control("lr"), {"value": 0.05})
@@ -60,31 +61,15 @@ import contextlib
 import dataclasses
 import http.cookies
 import json
-import os
 import re
-import shutil
-import signal
-import socket
-import subprocess
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
 import uuid
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-# Debian's Chromium (Playwright's own download is not reachable here), as the tests and benchmarks
-# launch it.
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-]
 SUBPROTOCOL = "v1.kernel.websocket.jupyter.org"
 PROTOCOL_VERSION = "5.3"
 # The explorer's controls (widgets/explorer.py `_controls`): widget model and description, and the state
@@ -768,135 +753,3 @@ def _put(state: Any, path: list, buffer: bytes) -> None:
     for key in path[:-1]:
         obj = obj[key]
     obj[path[-1]] = buffer
-
-
-# A served dashboard ------------------------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def is_kernel(cmdline: list[str]) -> bool:
-    """Whether a process's command line is a kernel's: make run's (serving/dashboard_kernel.py, from
-    serving/kernelspecs) or the stock one's (`python -m ipykernel_launcher`)."""
-    line = " ".join(cmdline)
-    return "dashboard_kernel.py" in line or "ipykernel_launcher" in line
-
-
-def stop_group(process: subprocess.Popen, pids=(), timeout: float = 30.0) -> None:
-    """Stop a server started with start_new_session: SIGTERM to its process group, SIGKILL after
-    `timeout`. Then each kernel among `pids` (processes seen under it) that is still running 10 s
-    later is killed: jupyter_client starts each kernel in a session of its own, out of the
-    group's reach, and a server that was killed leaves its kernels behind."""
-    import psutil
-
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGTERM)
-    try:
-        process.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
-        process.wait(timeout=10)
-    deadline = time.monotonic() + 10
-    for pid in sorted(pids):
-        with contextlib.suppress(psutil.NoSuchProcess):
-            kernel = psutil.Process(pid)
-            if not is_kernel(kernel.cmdline()):
-                continue
-            with contextlib.suppress(psutil.TimeoutExpired):
-                kernel.wait(max(deadline - time.monotonic(), 0.1))
-                continue
-            kernel.kill()
-
-
-def wait_until_answers(url: str, process: subprocess.Popen, timeout: float, what: str) -> None:
-    """Poll `url` until it answers; ProtocolError naming `what` if `process` exits first or
-    `timeout` seconds pass."""
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            urllib.request.urlopen(url, timeout=5).close()
-            return
-        except OSError:
-            if process.poll() is not None:
-                raise ProtocolError(f"{what} exited with {process.returncode}") from None
-            if time.monotonic() > deadline:
-                raise ProtocolError(f"{what} did not answer {url} in {timeout} s") from None
-            time.sleep(0.5)
-
-
-class Server:
-    """`make run PORT=<free port>` in its own process group, as the README says to serve the dashboard.
-
-    `env` adds to make's environment (e.g. XLA_FLAGS). `kernels()` lists the server's kernel processes
-    (psutil). `stop()` sends SIGTERM to make and voila (Voila then shuts its kernels down), waits, and
-    kills whatever of its kernels is left by pid: jupyter_client starts each kernel in a session of its
-    own, so the process group does not reach them."""
-
-    def __init__(self, *, env: dict | None = None, args: list[str] = (), log: Path | None = None):
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}/"
-        self._log = open(log, "wb") if log else subprocess.DEVNULL  # noqa: SIM115 - closed in stop()
-        self.process = subprocess.Popen(
-            ["make", "--no-print-directory", "run", f"PORT={self.port}", *args],
-            cwd=ROOT,
-            env={**os.environ, **(env or {})},
-            stdout=self._log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        self._seen: set[int] = set()
-
-    def wait_ready(self, timeout: float = 180.0) -> None:
-        """Until Voila answers (its static file; the page itself would claim a kernel)."""
-        wait_until_answers(self.url + "voila/static/voila.js", self.process, timeout, "make run")
-
-    def voila(self):
-        """The voila process under make (psutil.Process), or None."""
-        import psutil
-
-        with contextlib.suppress(psutil.NoSuchProcess):
-            for child in psutil.Process(self.process.pid).children(recursive=True):
-                with contextlib.suppress(psutil.NoSuchProcess):
-                    if any("voila" in part for part in child.cmdline()[:3]):
-                        return child
-        return None
-
-    def kernels(self) -> list:
-        """The server's kernel processes (psutil.Process), the preheated pool's included."""
-        import psutil
-
-        found = []
-        with contextlib.suppress(psutil.NoSuchProcess):
-            for child in psutil.Process(self.process.pid).children(recursive=True):
-                with contextlib.suppress(psutil.NoSuchProcess):
-                    if is_kernel(child.cmdline()):
-                        found.append(child)
-        self._seen.update(p.pid for p in found)
-        return found
-
-    def pool_ready(self) -> bool:
-        """Whether the preheated kernel has reached `wait_for_request` (its CPU has gone quiet)."""
-        kernels = self.kernels()
-        return bool(kernels) and all(k.cpu_percent(interval=0.5) < 5 for k in kernels)
-
-    def stop(self, timeout: float = 30.0) -> None:
-        self.kernels()  # remember them: once voila is gone they are orphans
-        stop_group(self.process, self._seen, timeout)
-        if self._log is not subprocess.DEVNULL:
-            self._log.close()
-
-    def __enter__(self) -> Server:
-        try:
-            self.wait_ready()
-        except BaseException:
-            self.stop()
-            raise
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
