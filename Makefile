@@ -13,7 +13,7 @@ PIP := $(BIN)/python -m pip --disable-pip-version-check -q
 # No accelerator is needed; skipping the probe saves a second at every start.
 export JAX_PLATFORMS ?= cpu
 
-.PHONY: run test check lab lab-env lab-server hub-pin lint lock clean chromium bench load plotly-js axe-core
+.PHONY: run test check screenshots lab lab-env lab-server hub-pin lint lock clean chromium bench load plotly-js axe-core
 
 # Compiled XLA programs are kept on disk, so a new kernel loads the engine instead of compiling it
 # (not for `make test`, whose tests count compiles).
@@ -82,6 +82,12 @@ test: $(VENV)/.installed-test chromium lab-env
 # The edit loop: everything but the browser tests (Chromium, JupyterLab), in a few minutes.
 check: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -m "not browser"
+
+# The README's pictures (docs/screenshot*.png: 1440x900, 1024x768 ?view=projector, a 390 px phone),
+# taken from `make run` in Chromium; e.g. `make screenshots VIEWS=screenshot-phone` for one.
+VIEWS ?=
+screenshots: $(VENV)/.installed-test chromium
+	$(BIN)/python -m tools.screenshots $(VIEWS)
 
 # The same notebook in JupyterLab, from an environment of its own, so that installing the lab
 # (JupyterLab 4.6) never changes what `make run` serves (Voila's page is built on JupyterLab 4.2).
