@@ -72,7 +72,7 @@ from typing import Any
 
 SUBPROTOCOL = "v1.kernel.websocket.jupyter.org"
 PROTOCOL_VERSION = "5.3"
-# The explorer's controls (widgets/explorer.py `_controls`): widget model and description, and the state
+# The explorer's controls (widgets/controls.py `controls()`): widget model and description, and the state
 # key that holds the value (selection widgets sync the chosen `index`, not the value).
 CONTROLS = {
     "lr": ("FloatLogSliderModel", "lr", "value"),
