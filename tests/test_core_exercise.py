@@ -429,11 +429,11 @@ def finding(report, code):
     return found
 
 
-def test_accumulated_gradients_say_the_seeds_0_8_not_0_64():
+def test_accumulated_gradients_say_the_worked_examples_0_8_not_0_64():
     found = finding(core.check_training_step(accumulated_with_vmap), "accumulated_gradients")
     assert found.expected == pytest.approx(0.64) and found.actual == pytest.approx(0.8)
     assert "returns 0.8; the sequential updates give 0.64" in found.message
-    assert "w=0.8 instead of 0.64" in found.hint
+    assert "Adding both gradients at w = 0 would give 0.8 instead." in found.hint
 
 
 def test_order_and_off_by_one_name_the_rows_used():

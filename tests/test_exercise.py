@@ -12,6 +12,7 @@ from jax import lax
 from nbclient import NotebookClient
 
 import core
+from core.exercises import CHECKS  # not core.exercise: run alone, nothing has imported that module
 from widgets import exercise
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -138,7 +139,7 @@ def test_each_function_gets_its_own_exercise_s_checker():
     renamed = exercise(lambda *args: scheduled(*args), task="scheduled_training_step")
     assert renamed.passed
     unnamed = exercise(lambda *args: momentum(*args))  # called with the first exercise's 4 arguments
-    assert len(unnamed.report.findings) == len(core.exercise.CHECKS) and unnamed.mistakes == {"error"}
+    assert len(unnamed.report.findings) == len(CHECKS) and unnamed.mistakes == {"error"}
     with pytest.raises(ValueError, match="task must be one of scan_training_step"):
         exercise(momentum, task="momentum")
 

@@ -25,19 +25,36 @@ _MARK = {
 
 
 def _number(value) -> str:
-    """A value of a finding in a few significant digits (lists elementwise)."""
+    """A value of a finding in a few significant digits (lists elementwise); "" for no value (None,
+    an empty text or list)."""
     if value is None:
         return ""
     if isinstance(value, str):
-        return value
+        return value.strip()
     array = np.asarray(value, dtype=object)
     if array.ndim == 0:
         try:
             return f"{float(value):.6g}"
         except (TypeError, ValueError):
             return str(value)
+    if array.size == 0:
+        return ""
     return "[" + ", ".join(_number(v) for v in array.ravel().tolist()) + "]"
 
+
+def _numbers(finding) -> str:
+    """The row's "numbers" cell: "expected X, got Y", with a clause left out where the finding has no
+    such value (an error has no expected number), and words where it has neither: no cell is blank
+    and no clause is empty ("expected , got ...")."""
+    clauses = [
+        f"{word} {text}"
+        for word, text in (("expected", _number(finding.expected)), ("got", _number(finding.actual)))
+        if text
+    ]
+    return ", ".join(clauses) or "none to compare"
+
+
+_NO_HINT = "none needed"
 
 # The function each exercise asks for -> (its checker, what a passing function does).
 TASKS = {
@@ -78,19 +95,15 @@ class ExerciseReport:
     def _repr_html_(self) -> str:
         rows = []
         for finding in self.report.findings:
-            numbers = ""
-            if not finding.passed and (finding.expected is not None or finding.actual is not None):
-                numbers = (
-                    f"expected {html.escape(_number(finding.expected))}, "
-                    f"got {html.escape(_number(finding.actual))}"
-                )
+            # A passed check needs no hint; its cell says so rather than stay blank.
+            hint = _NO_HINT if finding.passed else finding.hint
             rows.append(
                 f'<tr style="background:{_PASS if finding.passed else _FAIL}">'
                 f"<td>{_MARK[finding.passed]}</td>"
                 f"<td><code>{html.escape(finding.code)}</code></td>"
                 f"<td>{html.escape(finding.message)}</td>"
-                f"<td>{'' if finding.passed else html.escape(finding.hint)}</td>"
-                f"<td>{numbers}</td></tr>"
+                f"<td>{html.escape(hint)}</td>"
+                f"<td>{html.escape(_numbers(finding))}</td></tr>"
             )
         columns = ("result", "check", "what happened", "hint", "numbers")
         head = "".join(f'<th scope="col">{h}</th>' for h in columns)

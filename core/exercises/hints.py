@@ -1,11 +1,14 @@
 """Every hint and explanation the checker gives a learner, in one file a teacher can edit.
 
-For each exercise: HINTS maps a mistake code to the rule of the exercise it breaks, quoted in the
-exercise's own words where it has them ("traced values" says what a host_sync message calls traced,
-and WRONG_RESULT is the rule for numbers no known mistake explains); EXPLANATIONS maps a pattern to
-what its model did, a format string completed with the case's numbers (`{w}`, `{rows}`, ...).
-Every mistake code of an exercise has a hint here (tests/test_core_exercise.py and
-tests/test_core_carry_exercises.py run each one).
+For each exercise: HINTS maps a mistake code to the rule of the exercise it breaks ("traced values"
+says what a host_sync message calls traced, and WRONG_RESULT is the rule for numbers no known mistake
+explains); EXPLANATIONS maps a pattern to what its model did, a format string completed with the
+case's numbers (`{w}`, `{rows}`, ...). Every mistake code of an exercise has a hint here
+(tests/test_core_exercise.py and tests/test_core_carry_exercises.py run each one).
+
+A passage in double quotes is exercise.ipynb's own words, as its page shows them (code marks aside):
+a learner looks for it there, so tests/test_exercise_words.py fails on a quote the notebook does not
+have. Say a rule the notebook does not state in words of your own, without quotes.
 """
 
 from __future__ import annotations
@@ -16,10 +19,10 @@ from core.exercises.report import WRONG_RESULT
 
 SCAN_STEP_HINTS = {
     "accumulated_gradients": (
-        'The exercise: "These are sequential updates, not gradient accumulation at a fixed weight. In the '
-        "example, adding both gradients evaluated at w=0 would give w=0.8 instead of 0.64. The second "
-        "gradient must use w=0.4.\" Make the weight the scan's carry: the body takes the gradient at "
-        "the carry it receives and returns the updated weight as the next carry."
+        "The exercise's worked example: \"The first step's gradient is -4 and gives 0.4; the second, "
+        'taken at 0.4, is -2.4 and gives 0.64. Adding both gradients at w = 0 would give 0.8 instead." '
+        "Make the weight the scan's carry: the body takes the gradient at the carry it receives and "
+        "returns the updated weight as the next carry."
     ),
     "reused_first_row": (
         'The exercise: "Use each paired row (x_batches[i], y_batches[i]) exactly once, in order." Pass '
@@ -27,14 +30,14 @@ SCAN_STEP_HINTS = {
         "step i."
     ),
     "wrong_order": (
-        'The exercise: "The batch arrays are read in order along their first axis" and "With different '
-        'batches, changing their order can change the final weight." Scan forward over the rows as '
+        'The exercise: "Use each paired row (x_batches[i], y_batches[i]) exactly once, in order." With '
+        "different batches, another order gives another final weight. Scan forward over the rows as "
         "they are: no reverse=True, no reversed or shuffled rows."
     ),
     "off_by_one": (
-        'The exercise: "take one gradient-descent step per batch" and "Return only the scalar final weight '
-        'after all N updates." N rows, N steps: scan over the whole arrays, with no extra step before '
-        "or after and no row left out."
+        'The exercise: "Starting from w, take one gradient-descent step per batch" and "Return only the '
+        'scalar final weight after all N updates." N rows, N steps: scan over the whole arrays, with no '
+        "extra step before or after and no row left out."
     ),
     "returns_history": (
         'The exercise: "Return only the scalar final weight after all N updates." Return None as the '
@@ -42,8 +45,9 @@ SCAN_STEP_HINTS = {
         "y_batches)); return final_w."
     ),
     "mean_not_sum": (
-        "The exercise: \"The loss is a sum over each batch. Replacing it with a mean divides that batch's "
-        'gradient by its size." Use sum((w*x - y)**2), whose gradient is 2 * sum((w*x - y) * x).'
+        'The exercise: "take one gradient-descent step per batch using the loss sum((w*x - y)**2)", a sum '
+        "over the batch, whose gradient is 2 * sum((w*x - y) * x). A mean divides that gradient by the "
+        "batch size B."
     ),
     "missing_factor_two": (
         "The exercise: gradient = 2 * sum((w*x - y) * x), the derivative of sum((w*x - y)**2); or let "
@@ -54,25 +58,27 @@ SCAN_STEP_HINTS = {
         "climbs the loss."
     ),
     "dtype_changed": (
-        'The exercise: "The carry must keep the same structure, shape and dtype across steps" and "use '
-        "matching dtypes so each update preserves the scalar carry's dtype.\" Start the carry from w "
-        "as given (no float(), .item() or dtype=float) and return the jax array the scan gives."
+        'The exercise: "Inputs are real floating-point values; use matching dtypes so each update '
+        "preserves the scalar carry's dtype.\" lax.scan needs a carry of the same dtype at every step: "
+        "start the carry from w as given (no float(), .item() or dtype=float) and return the jax array "
+        "the scan gives."
     ),
     "static_lr": (
-        'The exercise: "It need not be a static argument when you JIT the enclosing function" and '
-        '"closing over it in the scan body does not make it a static JIT argument." Use lr as an '
-        "array: no static_argnums for it, no float(lr), no Python if on its value."
+        'The exercise: "The scalar lr is the learning rate and stays fixed throughout the scan. It need '
+        'not be a static argument when you JIT the enclosing function." Fixed is not static: the scan '
+        "body may close over lr as a traced array. No static_argnums for it, no float(lr), no Python "
+        "if on its value."
     ),
     "not_scan": (
-        'The exercise: "Implement scan_training_step(w, lr, x_batches, y_batches) with lax.scan", which '
-        '"lowers the loop to a compiled loop operation, avoiding the large unrolled computation a Python '
-        'for loop can create inside jit."'
+        'The exercise: "Implement scan_training_step(w, lr, x_batches, y_batches) with lax.scan." A scan '
+        "is one compiled loop operation, whatever N; a Python for loop inside jit is unrolled into one "
+        "copy of the step per batch, a program that grows with N."
     ),
     "host_sync": (
-        "The exercise: lax.scan traces the body once and compiles the loop, so inside it (and under jit) "
-        "the weight is a traced value with no number yet. float(), .item(), int(), np.asarray and a "
-        "Python if or break on it need one: keep the step in jax.numpy operations, and use "
-        "jax.debug.print to look at values."
+        'The exercise runs your function "also under jax.jit with a traced learning rate", and lax.scan '
+        "traces its body once to compile the loop: there the weight is a traced value with no number "
+        "yet. float(), .item(), int(), np.asarray and a Python if or break on it need one: keep the step "
+        "in jax.numpy operations, and use jax.debug.print to look at values."
     ),
     "error": (
         "The exercise's signature: scan_training_step(w, lr, x_batches, y_batches), where x_batches and "
@@ -110,9 +116,10 @@ SCAN_STEP_EXPLANATIONS = {
 
 MOMENTUM_HINTS = {
     "state_not_carried": (
-        'The exercise: "The carry is the pair (w, trace)." Start the scan from (w, jnp.zeros_like(w)), '
-        "unpack w, trace = carry in the body and return (new_w, new_trace) as the next carry, so that "
-        "the trace survives from one step to the next."
+        "The exercise: \"The trace is the optimizer's state: it must survive from one step to the next, so "
+        'it belongs in the carry with the weight. The carry is the pair (w, trace)." Start the scan from '
+        "(w, jnp.zeros_like(w)), unpack w, trace = carry in the body and return (new_w, new_trace) as "
+        "the next carry."
     ),
     "momentum_on_weight": (
         "The exercise: trace = gradient + momentum * trace; new_w = w - lr * trace. Momentum decays "
@@ -136,8 +143,9 @@ MOMENTUM_HINTS = {
         "loop that jit unrolls into one copy of the step per batch."
     ),
     "host_sync": (
-        "Under jax.jit the weight, the trace, lr and momentum are traced values with no number yet: "
-        "float(), .item(), np.asarray or a Python if on them fails. Keep the step in jax.numpy "
+        'The exercise: "lr and momentum stay fixed, as lr did in the first exercise, and may be traced '
+        'under jax.jit." There the weight, the trace, lr and momentum are traced values with no number '
+        "yet: float(), .item(), np.asarray or a Python if on them fails. Keep the step in jax.numpy "
         "operations."
     ),
     "error": (
@@ -165,17 +173,20 @@ MOMENTUM_EXPLANATIONS = {
 
 SCHEDULE_HINTS = {
     "schedule_closed_over": (
-        "lax.scan traces the body once, so a Python counter (i += 1) or a fixed index into the "
-        "schedule gives every step the same lr. The exercise: scan the schedule with the batches, "
-        "lax.scan(step, w, (lr_schedule, x_batches, y_batches)), and unpack lr, x, y in the body."
+        'The exercise: "a schedule changes from step to step, so it is an input of the scan, like the '
+        'batches: scan over (lr_schedule, x_batches, y_batches) together." lax.scan traces the body '
+        "once, so a Python counter (i += 1) or a fixed index into the schedule gives every step the "
+        "same lr: lax.scan(step, w, (lr_schedule, x_batches, y_batches)), and unpack lr, x, y in the "
+        "body."
     ),
     "schedule_off_by_one": (
-        "The exercise: step i uses lr_schedule[i] with the batch (x_batches[i], y_batches[i]). Scan "
+        'The exercise: "step i uses lr_schedule[i] with the batch (x_batches[i], y_batches[i])." Scan '
         "the schedule and the batches together as they are: no shift, roll or slice of either."
     ),
     "schedule_wrong_order": (
-        "The exercise: step i uses lr_schedule[i] and batch i, forward. Scan (lr_schedule, x_batches, "
-        "y_batches) together: no reverse=True, no reversed schedule or batches."
+        'The exercise: "step i uses lr_schedule[i] with the batch (x_batches[i], y_batches[i])", '
+        "forward from step 0. Scan (lr_schedule, x_batches, y_batches) together: no reverse=True, no "
+        "reversed schedule or batches."
     ),
     "returns_history": (
         'The exercise: "Return only the final weight." Return None as the body\'s per-step output: '

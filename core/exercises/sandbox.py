@@ -221,8 +221,8 @@ def _run_check(name: str, check, doing: str, hints: dict, fn, state: dict, timeo
         False,
         f"too slow: did not return within {timeout:g} s ({doing}). Is there a loop that never ends?",
         hints["error"],
-        timeout,
-        None,
+        f"a result within {timeout:g} s",  # the time limit, said as what was expected
+        "no result",
     )
 
 
