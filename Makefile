@@ -44,6 +44,7 @@ CULL_INTERVAL ?=
 # nor the template. `python -m voila` puts the repository on the server's path; Voila finds
 # templates on JUPYTER_PATH.
 SERVING = --template=scanlab \
+  --NotebookNotary.data_dir=$(NOTARY) --KernelManager.transport_encryption=auto \
   --VoilaConfiguration.multi_kernel_manager_class=serving.kernels.CappedKernelManager \
   --VoilaConfiguration.kernel_spec_manager_class=serving.kernels.DashboardKernelSpecManager \
   --Voila.identity_provider_class=serving.identity.XsrfCookieIdentityProvider \
@@ -52,6 +53,14 @@ SERVING = --template=scanlab \
   $(if $(FILL_DELAY),--VoilaKernelManager.fill_delay=$(FILL_DELAY)) \
   $(if $(CULL_IDLE_TIMEOUT),--MappingKernelManager.cull_idle_timeout=$(CULL_IDLE_TIMEOUT)) \
   $(if $(CULL_INTERVAL),--MappingKernelManager.cull_interval=$(CULL_INTERVAL))
+# What Voila and its kernels would log at every visit, and why they no longer do (docs/classroom.md):
+# - "Notebook app.ipynb is not trusted": Voila checks the notebook's signature at each page and
+#   preheated kernel. make run signs it (serving/trust.py, again when it changes) in a notary of its
+#   own, NOTARY, which Voila is given with --NotebookNotary.data_dir.
+# - "Kernel is running over TCP without encryption": jupyter_client provisions CurveZMQ keys for a
+#   kernel whose spec says it supports them (serving/kernelspecs/python3/kernel.json) when
+#   transport_encryption is auto; the kernel then encrypts its sockets and says nothing.
+NOTARY := $(CURDIR)/.cache/jupyter
 run: export JUPYTER_PATH := $(CURDIR)/serving/jupyter$(if $(JUPYTER_PATH),:$(JUPYTER_PATH))
 # A preheated kernel asks the server for its visitor's request at VOILA_APP_IP (widgets/preheat.py),
 # 127.0.0.1 unless set: a server bound to one other address would never answer, and every visitor
@@ -68,7 +77,12 @@ run: export VOILA_APP_IP := $(if $(filter 0.0.0.0 :: localhost,$(HOST)),127.0.0.
 compile_oo = $(BIN)/python -OO -m compileall -q $(1) > /dev/null || \
   echo "Not all modules compiled for python -OO: dashboard kernels will compile them as they start." >&2
 
-run: $(VENV)/.installed-run
+# sqlite updates the database at every check, so it is newer than app.ipynb until app.ipynb changes.
+$(NOTARY)/nbsignatures.db: app.ipynb | $(VENV)/.installed-run
+	@$(BIN)/python -m serving.trust $(NOTARY) $(CURDIR)/app.ipynb || \
+	  echo "Could not mark app.ipynb trusted: Voila will log \"not trusted\" at every visit." >&2
+
+run: $(VENV)/.installed-run $(NOTARY)/nbsignatures.db
 	@# Plotly.js, served once per browser instead of inside every chart's widget state
 	@# (widgets/surface.py: PLOTLY_PATH); voila.json allows exactly such files.
 	@$(BIN)/python tools/plotly_bundle.py
@@ -159,19 +173,28 @@ chromium:
 $(BIN)/python:
 	@test -n "$(PYTHON)" || { echo "ScanLab needs Python 3.11, 3.12 or 3.13 on PATH, or PYTHON=/path/to/python3.x"; exit 1; }
 	@$(PYTHON) -c 'import sys; sys.exit(0 if $(SUPPORTED) else "ScanLab needs Python 3.11 to 3.13; set PYTHON=/path/to/python3.x (found " + sys.version.split()[0] + ")")'
-	$(PYTHON) -m venv $(VENV)
+	@echo "Creating $(VENV) with $(PYTHON)"
+	@$(PYTHON) -m venv $(VENV)
 
+# pip runs quietly (its own output is hundreds of lines): each step says first what it does and that
+# it takes a while, so that a first `make run` is not a silent minute or more.
 $(VENV)/.installed-run: requirements.lock | $(BIN)/python
-	$(PIP) install -r requirements.lock
+	@echo "Installing the dashboard's packages (JAX, Voila, Plotly, ...) into $(VENV) from"
+	@echo "requirements.lock: the first time, this downloads and installs them and takes a few minutes."
+	@$(PIP) install -r requirements.lock
+	@echo "Compiling them for the dashboard's kernels (python -OO)..."
 	@$(call compile_oo,-j0 $(VENV)/lib)
-	touch $@
+	@touch $@
+	@echo "$(VENV) is ready."
 
 $(VENV)/.installed-test: requirements-test.lock $(VENV)/.installed-run
-	$(PIP) install -r requirements-test.lock
+	@echo "Installing the test tools (pytest, Playwright, ruff, ...) into $(VENV): the first time, this can take a few minutes."
+	@$(PIP) install -r requirements-test.lock
 	@$(call compile_oo,-j0 $(VENV)/lib)
-	touch $@
+	@touch $@
 
 $(VENV)/.installed-lab: requirements-lab.lock $(VENV)/.installed-run
-	$(PIP) install -r requirements-lab.lock
+	@echo "Installing JupyterLab into $(VENV), an environment of its own: the first time, this can take a few minutes."
+	@$(PIP) install -r requirements-lab.lock
 	@$(call compile_oo,-j0 $(VENV)/lib)
-	touch $@
+	@touch $@

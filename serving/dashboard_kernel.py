@@ -11,6 +11,11 @@ runs app.ipynb, and a visitor cannot run code in it (Voila refuses execute reque
   none. The Makefile compiles the modules for -OO (`compile_oo`): without those files, each kernel
   compiled them from source, about 2 s of CPU.
 
+Its kernel spec also declares CurveZMQ support (`metadata.supported_encryption`): with make run's
+`KernelManager.transport_encryption=auto`, jupyter_client gives each kernel keys of its own, and its
+sockets are encrypted rather than open to every user of the machine (ipykernel warned "Kernel is
+running over TCP without encryption" at every start).
+
 Together they keep a dashboard kernel under its 250 MB target (docs/performance.md: what each
 saved). JupyterLab (`make lab`), Binder and JupyterHub keep the stock kernel, with its debugger and
 docstrings.

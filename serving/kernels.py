@@ -63,7 +63,18 @@ class CappedKernelManager(AsyncMappingKernelManager):
         return manager
 
     async def shutdown_all(self, now: bool = False) -> None:
+        """The server is stopping (Ctrl-C, SIGTERM): every kernel ends, a busy one killed.
+
+        Asked to shut down while a cell runs, ipykernel closes its sockets, and the cell's reply,
+        sent when the cell ends, raised ZMQError ("Socket operation on non-socket") with a
+        traceback on the terminal. The preheated kernel is always in that state: it waits for its
+        visitor inside app.ipynb's first cell (widgets/preheat.py). A busy kernel has nothing to
+        save at this point, so it is killed (its process group, as jupyter_client does for
+        `now`); the idle ones are asked, as before.
+        """
         self._closing = True
+        busy = [kid for kid in self.list_kernel_ids() if self.kernel_model(kid)["execution_state"] == "busy"]
+        await asyncio.gather(*(self.shutdown_kernel(kid, now=True) for kid in busy))
         await super().shutdown_all(now=now)
 
     def _preheat_pools(self) -> dict[str, list[asyncio.Task]]:
