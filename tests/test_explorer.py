@@ -25,7 +25,7 @@ import widgets.explorer
 import widgets.stability
 from tests.reference import batches_for
 from widgets import DEFAULTS, PRESETS, Explorer
-from widgets.figures import CHARTS, TRACE_TYPES
+from widgets.figures import CHARTS, TRACE_TYPES, SignedLog, figure_scale
 from widgets.model import LOSSES, MAP_BATCH_SIZES, MAP_LRS, MAP_MOMENTA
 from widgets.settings import RANGES
 from widgets.stability import BOX, SETTLE_S, TRACES_PER_LOSS
@@ -49,7 +49,15 @@ def _expected(settings, loss="sum"):
 
 
 def _drawn(trace):
-    return np.asarray(trace.y, dtype=np.float64)
+    """The values a trace draws; for weights on a signed log scale (a diverging run), the weights
+    themselves, which it carries as customdata, once checked against the positions drawn."""
+    if trace.customdata is None:
+        return np.asarray(trace.y, dtype=np.float64)
+    weights, drawn = (np.asarray(a, dtype=np.float64) for a in (trace.customdata, trace.y))
+    finite = np.isfinite(weights)
+    assert np.all(np.isnan(drawn[~finite]))
+    assert any(np.allclose(SignedLog(10.0**e)(weights[finite]), drawn[finite]) for e in range(-3, 20))
+    return weights
 
 
 def _as_drawn(history):
@@ -67,7 +75,7 @@ def _assert_matches_core(explorer):
     np.testing.assert_array_equal(_drawn(trajectory.data[0]), _as_drawn(summed))
     np.testing.assert_array_equal(_drawn(trajectory.data[1]), _as_drawn(averaged))
     np.testing.assert_array_equal(np.asarray(trajectory.data[0].x), np.arange(s.N + 1))
-    assert trajectory.data[2].y == (core.optimum(x, y),) * 2
+    assert tuple(_drawn(trajectory.data[2])) == (core.optimum(x, y),) * 2
     losses = explorer.figures["loss"].figure().data
     positive = summed.losses.astype(np.float64)
     positive[~(np.isfinite(positive) & (positive > 0))] = np.nan
@@ -82,6 +90,9 @@ def _assert_matches_core(explorer):
     framed = _as_drawn(summed)
     with np.errstate(invalid="ignore"):
         framed[(framed < 2 * low - high) | (framed > 2 * high - low)] = np.nan  # far outside the frame
+        outside = ~((summed.weights >= low) & (summed.weights <= high))
+    if outside.any():  # a run that leaves the frame ends at its edge (an arrow says from which step)
+        framed[np.argmax(outside) :] = np.nan
     np.testing.assert_array_equal(np.asarray(landscape[1].x, dtype=np.float64), framed)
     path_loss = core.average_loss(summed.weights, x, y)
     path_loss[np.isnan(framed)] = np.nan
@@ -209,10 +220,14 @@ def test_non_finite_runs_render(explorer):
             if trace.y is not None and len(trace.y):
                 values = np.asarray(trace.y, dtype=np.float64)
                 assert not np.any(np.isinf(values))
-    drawn = _drawn(explorer.figures["trajectory"].figure().data[0])
+    # A diverging run's weights are drawn on a signed log scale (widgets.figures.SignedLog), and the
+    # trace carries the weights themselves for hover.
+    trace = explorer.figures["trajectory"].figure().data[0]
+    drawn, weights = (np.asarray(a, dtype=np.float64) for a in (trace.y, trace.customdata))
     finite = np.isfinite(history.weights)
-    np.testing.assert_array_equal(drawn[finite], history.weights[finite])  # the finite part is drawn
-    assert np.all(np.isnan(drawn[~finite]))
+    np.testing.assert_array_equal(weights[finite], history.weights[finite])  # the finite part is drawn
+    np.testing.assert_allclose(drawn[finite], figure_scale(explorer.figures["trajectory"])(weights[finite]))
+    assert np.all(np.isnan(drawn[~finite])) and np.all(np.isnan(weights[~finite]))
     assert explorer.figures["trajectory"].figure().data[3].x  # and the divergence step is marked
 
 

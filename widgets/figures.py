@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import math
+from typing import NamedTuple
 
 import numpy as np
 import plotly.graph_objects as go
@@ -228,6 +229,7 @@ class Chart:
     steps_across = True  # the x axis counts steps: whole numbers
     styles: list[dict] = []
     own_ranges = False  # True: `layout` and `layout_update` give the axis ranges themselves
+    signed_log = False  # True: a diverging run's weights are drawn on a SignedLog y axis (`scale`)
     floors: dict[str, float] = {}  # {"yaxis": 0.0}: that axis starts at 0 (see axis_range)
 
     def layout(self, result: Result, view: str) -> dict:
@@ -247,7 +249,8 @@ class Chart:
     def ranges(self, data: list[dict], layout: dict, previous: dict | None = None) -> dict:
         """{"xaxis.range": [low, high], "yaxis.range": ...} around the visible traces of `data`,
         on the axis types of `layout`; `previous` (the ranges the chart has now) keeps a range
-        the values still fill (`kept_range`), and stands in where nothing can be drawn."""
+        the values still fill (`kept_range`), and stands in where nothing can be drawn. A step axis
+        is never kept: its range is the run's steps, so a new N (a preset's 60 after 100) fits."""
         if self.own_ranges:
             return {}
         shown = [trace for trace in data if trace.get("visible", True) is not False]
@@ -260,24 +263,42 @@ class Chart:
                 pad=pad,
                 floor=self.floors.get(axis),
             )
-            out[f"{axis}.range"] = kept_range(before, new) if new is not None else (before or [0.0, 1.0])
+            if new is None:
+                out[f"{axis}.range"] = before or [0.0, 1.0]
+            elif axis == "xaxis" and self.steps_across:
+                out[f"{axis}.range"] = new
+            else:
+                out[f"{axis}.range"] = kept_range(before, new)
         return out
 
     def layout_update(self, result: Result, view: str) -> dict:
         """The layout properties that change with the result: none but the axis ranges, by default."""
         return {}
 
-    def ticks(self, ranges: dict) -> dict:
+    def scale(self, result: Result, view: str):
+        """The y axis's SignedLog scale for this result, or None for a plain axis."""
+        return None
+
+    def ticks(self, ranges: dict, scale=None) -> dict:
         """Layout paths that follow the axis ranges (`ranges`' result), None for Plotly's default: a
-        step axis over a few steps is labelled at each one (Plotly's own labels there were 0.5, 1.5).
+        step axis over a few steps is labelled at each one (Plotly's own labels there were 0.5, 1.5);
+        a SignedLog `scale` labels the y axis with the weights, not the drawn values.
 
         The tick mode goes with the ticks both ways (None unsets both): a step axis that went from
         1 step to 1000 with dtick 1 kept would draw 1001 labels (40 s of the browser's main thread)."""
-        if not self.steps_across:
-            return {}
-        low, high = ranges["xaxis.range"]
-        few = high - low <= STEP_TICKS_UP_TO
-        return {"xaxis.tickmode": "linear" if few else None, "xaxis.dtick": 1 if few else None}
+        out = {}
+        if self.steps_across:
+            low, high = ranges["xaxis.range"]
+            few = high - low <= STEP_TICKS_UP_TO
+            out = {"xaxis.tickmode": "linear" if few else None, "xaxis.dtick": 1 if few else None}
+        if scale is not None:
+            values, labels = scale.ticks(*ranges["yaxis.range"])
+            out.update({"yaxis.tickmode": "array", "yaxis.tickvals": values, "yaxis.ticktext": labels})
+            out["meta.signed_log"] = scale.c  # which scale the drawn values are in (figure_scale)
+        elif self.signed_log:
+            out.update({"yaxis.tickmode": None, "yaxis.tickvals": None, "yaxis.ticktext": None})
+            out["meta.signed_log"] = None
+        return out
 
     def build(self, result: Result, view: str, step: int, widget=go.Figure):
         """The chart as `widget(data=..., layout=...)` makes it: a go.Figure, or a Surface
@@ -285,10 +306,10 @@ class Chart:
         data = self.data(result, view, step)
         layout = self.layout(result, view)
         ranges = self.ranges(data, layout)
-        for path, value in {**ranges, **self.ticks(ranges)}.items():
+        for path, value in {**ranges, **self.ticks(ranges, self.scale(result, view))}.items():
             axis, _, key = path.partition(".")
             if value is not None:
-                layout[axis][key] = value
+                layout.setdefault(axis, {})[key] = value
         traces = [go.Scatter(**{**style, **fields}) for style, fields in zip(self.styles, data, strict=True)]
         return widget(data=traces, layout=layout)
 
@@ -298,13 +319,75 @@ class Chart:
         data = self.data(result, view, step)
         layout = self.layout_update(result, view)
         previous = {f"{axis}.range": figure.get(f"{axis}.range") for axis in RANGE_PAD}
+        scale = self.scale(result, view)
+        if scale != figure_scale(figure):
+            previous = {}  # another scale: the ranges kept are in the other one's units
         ranges = self.ranges(data, self.layout(result, view), previous)
-        layout.update({**ranges, **self.ticks(ranges)})
+        layout.update({**ranges, **self.ticks(ranges, scale)})
         send(figure, data, range(len(self.styles)), layout)
 
     def update_marker(self, figure, result: Result, view: str, step: int) -> None:
         """The step marker alone (playback), within the axes as they are."""
         send(figure, [self.marker(result, view, step)], [len(self.styles) - 1])
+
+
+class SignedLog(NamedTuple):
+    """A signed log scale for a weight axis, for runs that diverge: w/c within ±c, and
+    sign(w)·(1 + log10(|w|/c)) beyond, so that 0, ±c, ±10c, ±100c ... are evenly spaced and a run
+    whose distance grows by a constant factor each step climbs in a straight line. On a linear
+    axis such a run was a flat line for 50 steps and then a spike to 5e15, with the ✖ of "diverged at
+    step 23" on the flat part. Plotly has no such axis type: the values are drawn transformed and
+    the ticks labelled with the weights (`ticks`); hover shows the weights (customdata)."""
+
+    c: float  # a power of ten: the linear part's half-width, beyond w0 and w*
+
+    @classmethod
+    def around(cls, *weights: float) -> SignedLog:
+        """The scale whose linear part holds `weights` (w0, w*) with a fifth to spare."""
+        largest = max([abs(w) for w in weights if math.isfinite(w)] + [1.0])
+        return cls(10.0 ** math.ceil(math.log10(1.2 * largest)))
+
+    def __call__(self, values) -> np.ndarray:
+        """The drawn positions of `values` (NaN stays NaN)."""
+        v = np.asarray(values, dtype=np.float64) / self.c
+        with np.errstate(divide="ignore", invalid="ignore"):
+            far = np.sign(v) * (1.0 + np.log10(np.abs(v)))
+        return np.where(np.abs(v) <= 1.0, v, far)
+
+    def weight(self, position: float) -> float:
+        """The weight drawn at `position` (the inverse of calling the scale)."""
+        if abs(position) <= 1.0:
+            return position * self.c
+        return math.copysign(self.c * 10.0 ** (abs(position) - 1.0), position)
+
+    def ticks(self, low: float, high: float) -> tuple[list[float], list[str]]:
+        """Tick positions at whole numbers from `low` to `high` (0, ±c, ±10c, ...), every k-th one
+        so that at most SIGNED_LOG_TICKS are labelled, and their labels, the weights."""
+        if not (math.isfinite(low) and math.isfinite(high)):
+            return [], []
+        first, last = math.ceil(low), math.floor(high)
+        every = max(1, math.ceil((last - first + 1) / SIGNED_LOG_TICKS))
+        positions = [float(k) for k in range(first, last + 1) if k % every == 0]
+        labels = []
+        for k in positions:
+            value = self.weight(k)
+            size = abs(value)
+            # Powers of ten (c is one): written out up to 1000, then as 10⁴, 10⁸.
+            power = f"10{str(round(math.log10(size))).translate(_SUPERSCRIPTS)}" if value else "0"
+            text = "0" if not value else f"{size:g}" if size < 1e4 else power
+            labels.append("−" + text if value < 0 else text)
+        return positions, labels
+
+
+SIGNED_LOG_TICKS = 9
+"""The most labels on a SignedLog axis: a run that diverges both ways spans 32 whole positions."""
+
+
+def figure_scale(figure) -> SignedLog | None:
+    """The SignedLog scale a drawn chart's y axis has now (its layout's meta.signed_log, set with
+    the ticks), None for a plain axis."""
+    c = figure.get("meta.signed_log")
+    return None if c is None else SignedLog(c)
 
 
 # w per step for each loss, and w* as a dashed line: the trajectory and sum-vs-mean charts.
@@ -320,8 +403,71 @@ _WEIGHTS_AND_OPTIMUM = [
 ]
 
 
+def _weights(style: dict, values, scale: SignedLog | None) -> dict:
+    """The fields of a weight trace of `style`: `values` (an array, or a list for a few points)
+    drawn on `scale` (None: as they are), its hover naming the weights themselves (customdata) when
+    they are drawn transformed."""
+    template = style["hovertemplate"]
+    if scale is None:
+        return {"y": values, "customdata": None, "hovertemplate": template}
+    return {
+        "y": scale(values),
+        "customdata": values,
+        "hovertemplate": template.replace("%{y", "%{customdata"),
+    }
+
+
+def _scale_words(scale: SignedLog | None, y_title: str) -> dict:
+    """The layout paths that say which scale a weight axis has: its title, and a note in the plot's
+    top left corner for a SignedLog one (an empty list of notes for a plain axis)."""
+    if scale is None:
+        return {"yaxis.title.text": y_title, "annotations": []}
+    text = (
+        f"signed log scale: even from −{tick_label(scale.c)} to {tick_label(scale.c)},<br>"
+        "then each gridline 10 times farther from 0"
+    )
+    return {"yaxis.title.text": f"{y_title} (signed log)", "annotations": [note(text, "left")]}
+
+
+def note(text: str, side: str) -> dict:
+    """A note in the plot's top `side` ("left" or "right") corner: a Plotly annotation, on a
+    white ground over the lines it may cross."""
+    return {
+        "xref": "paper",
+        "yref": "paper",
+        "x": 0.01 if side == "left" else 0.99,
+        "y": 0.99,
+        "xanchor": side,
+        "yanchor": "top",
+        "showarrow": False,
+        "align": side,
+        "bgcolor": "rgba(255,255,255,0.85)",
+        "font": {"size": 11},
+        "text": text,
+    }
+
+
+def _with_paths(layout: dict, paths: dict) -> dict:
+    """`layout` with the dotted `paths` set in place (for a layout being built)."""
+    for path, value in paths.items():
+        *parents, key = path.split(".")
+        node = layout
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[key] = value
+    return layout
+
+
+def _diverging_scale(result: Result, runs) -> SignedLog | None:
+    """A SignedLog scale when any of `runs` (core histories) diverged, else None."""
+    if any(h.diverged_at is not None for h in runs):
+        return SignedLog.around(result.settings.w0, result.w_star)
+    return None
+
+
 class Trajectory(Chart):
     name = "trajectory"
+    signed_log = True
     styles = [
         *_WEIGHTS_AND_OPTIMUM,
         # x counts steps taken: the weight past the limit that step k produced stands at k + 1, where
@@ -329,7 +475,7 @@ class Trajectory(Chart):
         {
             **_DIVERGED_MARKER,
             "name": "diverged",
-            "hovertemplate": "diverged: w after %{x} steps<extra></extra>",
+            "hovertemplate": "diverged: w after %{x} steps = %{y:.4g}<extra></extra>",
         },
         # The chosen optimizer and schedule from the same w0 on the same batches, against plain SGD.
         {
@@ -341,40 +487,69 @@ class Trajectory(Chart):
     ]
 
     def layout(self, result, view):
-        return base_layout("Trajectory: the carry w after each step", "step", "weight w")
+        layout = base_layout(
+            "Trajectory: the carry w after each step<br><sup>w* (dashed): the weight that fits all the "
+            "data best</sup>",
+            "step",
+            "weight w",
+            margin=TITLED_MARGIN,
+        )
+        return _with_paths(layout, self.layout_update(result, view))
+
+    def layout_update(self, result, view):
+        return _scale_words(self.scale(result, view), "weight w")
+
+    def scale(self, result, view):
+        runs = [result.histories[loss] for loss in LOSSES if shown(view, loss)]
+        if overlaid(result.settings):
+            runs.append(result.optimized[first_shown(view)])
+        return _diverging_scale(result, runs)
 
     def series(self, result, view):
         s = result.settings
+        scale = self.scale(result, view)
         steps = _steps(s.N + 1)
         drawn = {loss: plottable(result.histories[loss].weights) for loss in LOSSES}
         points = [
             _diverged_point(result.histories[loss], drawn[loss]) for loss in LOSSES if shown(view, loss)
         ]
         points = [p for p in points if p is not None]
+        styles = self.styles
         return [
-            {"x": steps, "y": drawn["sum"], "visible": shown(view, "sum"), "mode": _mode(s.N)},
-            {"x": steps, "y": drawn["mean"], "visible": shown(view, "mean"), "mode": _mode(s.N)},
-            {"x": [0, s.N], "y": [result.w_star, result.w_star]},
-            {"x": [k for k, _ in points], "y": [v for _, v in points]},
-            self._overlay(result, view),
+            {
+                "x": steps,
+                **_weights(styles[0], drawn["sum"], scale),
+                "visible": shown(view, "sum"),
+                "mode": _mode(s.N),
+            },
+            {
+                "x": steps,
+                **_weights(styles[1], drawn["mean"], scale),
+                "visible": shown(view, "mean"),
+                "mode": _mode(s.N),
+            },
+            {"x": [0, s.N], **_weights(styles[2], [result.w_star] * 2, scale)},
+            {"x": [k for k, _ in points], **_weights(styles[3], [v for _, v in points], scale)},
+            self._overlay(result, view, scale),
         ]
 
-    @staticmethod
-    def _overlay(result, view) -> dict:
+    def _overlay(self, result, view, scale) -> dict:
         """The chosen optimizer's weights for the first loss shown; hidden for plain SGD."""
         s = result.settings
         if not overlaid(s):
-            return {"x": [], "y": [], "visible": False, "name": "another optimizer"}
+            return {"x": [], "y": [], "customdata": None, "visible": False, "name": "another optimizer"}
         loss = first_shown(view)
         return {
             "x": _steps(s.N + 1),
-            "y": plottable(result.optimized[loss].weights),
+            **_weights(self.styles[4], plottable(result.optimized[loss].weights), scale),
             "visible": True,
             "name": f"w, {run_name(s)} ({loss} loss)",
         }
 
     def marker(self, result, view, step):
-        return _point(step, _at(result.histories[first_shown(view)].weights, step))
+        here = _at(result.histories[first_shown(view)].weights, step)
+        point = _point(step, here)
+        return {**point, **_weights(self.styles[-1], here, self.scale(result, view))}
 
 
 def run_name(s) -> str:
@@ -425,6 +600,16 @@ class LossPerStep(Chart):
             "mean", name="batch loss, mean", hovertemplate="step %{x}<br>loss = %{y:.4g}<extra>mean</extra>"
         ),
         {**_DIVERGED_MARKER, "name": "diverged", "hovertemplate": "diverged: step %{x}<extra></extra>"},
+        # A loss of exactly 0 (an exact fit) has no place on a log axis: the line stopped there as if
+        # the run had ended. Such steps are marked on the axis's floor instead.
+        {
+            "mode": "markers",
+            "name": "loss exactly 0",
+            "marker": {"size": 9, "symbol": "triangle-down", "color": COLORS["step"]},
+            "hovertemplate": "step %{x}<br>loss = 0 (an exact fit)<extra></extra>",
+            "cliponaxis": False,
+            "showlegend": False,  # said by a note in the plot when there are any (`layout_update`)
+        },
         {**_STEP_MARKER, "hovertemplate": "step %{x}<br>loss = %{y:.4g}<extra>current</extra>"},
     ]
 
@@ -437,9 +622,17 @@ class LossPerStep(Chart):
             margin=TITLED_MARGIN,
         )
         layout["yaxis"]["exponentformat"] = "power"  # 10⁵, 10¹⁰, 10¹⁵ (Plotly's own: 100k, 10B, 10¹⁵)
-        return layout
+        return _with_paths(layout, self.layout_update(result, view))
 
-    def ticks(self, ranges):
+    def layout_update(self, result, view):
+        zeros = zero_losses(result, view)
+        if not zeros.size:
+            return {"annotations": []}
+        at = f"step {zeros[0]}" if zeros.size == 1 else f"{zeros.size} steps from step {zeros[0]}"
+        text = f"▼ loss exactly 0 ({at}):<br>a log axis has no 0, so it sits on the floor"
+        return {"annotations": [note(text, "right")]}
+
+    def ticks(self, ranges, scale=None):
         """Labels at 1, 2 and 5 in each decade, written in full (Plotly's "D2" labels wrote 20 and 50
         as a small 2 and 5 above 10), not at every digit as Plotly labels a range of one or two
         decades; over more decades (a diverging run spans 40), Plotly's own spacing, which thins the
@@ -449,7 +642,7 @@ class LossPerStep(Chart):
         values = log_ticks(low, high) if high - low <= LOG_TICKS_UP_TO else []
         values = values if len(values) >= 3 else None
         return {
-            **super().ticks(ranges),
+            **super().ticks(ranges, scale),
             "yaxis.tickmode": None if values is None else "array",
             "yaxis.tickvals": values,
             "yaxis.ticktext": None if values is None else [tick_label(v) for v in values],
@@ -463,6 +656,8 @@ class LossPerStep(Chart):
             k = result.histories[loss].diverged_at
             if shown(view, loss) and k is not None and _at(drawn[loss], k):
                 marks.append((k, float(drawn[loss][k])))
+        zeros = zero_losses(result, view)
+        floor = zero_floor(result, view)
         return [
             {"x": steps, "y": drawn["sum"], "visible": shown(view, "sum"), "mode": _mode(result.settings.N)},
             {
@@ -472,18 +667,39 @@ class LossPerStep(Chart):
                 "mode": _mode(result.settings.N),
             },
             {"x": [k for k, _ in marks], "y": [v for _, v in marks]},
+            {"x": zeros, "y": np.full(len(zeros), floor)} if zeros.size else {"x": [], "y": []},
         ]
 
     def marker(self, result, view, step):
         here = _at(result.histories[first_shown(view)].losses, step)
-        return _point(step, here if here and here[0] > 0 else [])  # a log axis has no place for 0
+        if here and here[0] == 0:
+            return _point(step, [zero_floor(result, view)])  # on the floor, with the step's ▼
+        return _point(step, here if here and here[0] > 0 else [])
+
+
+def zero_losses(result: Result, view: str) -> np.ndarray:
+    """The steps (int32) at which a shown run's batch loss is exactly 0."""
+    steps = [np.flatnonzero(result.histories[loss].losses == 0) for loss in LOSSES if shown(view, loss)]
+    return np.unique(np.concatenate(steps)).astype(np.int32) if steps else np.empty(0, np.int32)
+
+
+def zero_floor(result: Result, view: str) -> float:
+    """Where the loss chart draws a loss of 0: a third of the smallest positive loss shown (1e-3 when
+    there is none), so that the axis's range, computed from the drawn values, holds it at its foot."""
+    drawn = [plottable(result.histories[loss].losses, positive=True) for loss in LOSSES if shown(view, loss)]
+    positive = np.concatenate(drawn) if drawn else np.empty(0)
+    positive = positive[np.isfinite(positive)]
+    return float(positive.min()) / 3 if positive.size else 1e-3
 
 
 class Landscape(Chart):
     name = "landscape"
     steps_across = False  # weights
     own_ranges = True  # the curve's frame, which a diverging path leaves
-    title = "Loss landscape: the steps drawn on L(w)"
+    title = (
+        "Loss landscape: the steps drawn on L(w)<br><sup>L(w): the average loss over all N·B examples; "
+        "★ w* at its bottom</sup>"
+    )
     styles = [
         {
             "mode": "lines",
@@ -505,13 +721,48 @@ class Landscape(Chart):
     ]
 
     def layout(self, result, view):
-        layout = base_layout(self.title, "weight w", "average loss over all N·B examples")
+        layout = base_layout(
+            self.title, "weight w", "average loss over all N·B examples", margin=TITLED_MARGIN
+        )
         layout["xaxis"]["range"], layout["yaxis"]["range"] = self._ranges(result)
+        layout["annotations"] = self._leaving(result, view)
         return layout
 
     def layout_update(self, result, view):
         x_range, y_range = self._ranges(result)
-        return {**super().layout_update(result, view), "xaxis.range": x_range, "yaxis.range": y_range}
+        return {
+            **super().layout_update(result, view),
+            "xaxis.range": x_range,
+            "yaxis.range": y_range,
+            "annotations": self._leaving(result, view),
+        }
+
+    def _leaving(self, result, view) -> list[dict]:
+        """An arrow at the frame's edge for each shown run that leaves it: "sum: off the chart from
+        step k". The frame holds a diverging run's first steps only (widgets.model.framed_weights)."""
+        (low, high), (_, top) = self._ranges(result)
+        arrows = []
+        for i, loss in enumerate(loss for loss in LOSSES if shown(view, loss)):
+            left = left_frame(result, loss)
+            if left is None:
+                continue
+            k, w = left
+            right = not w < low  # a weight past the top, or not finite, leaves by the right
+            arrows.append(
+                {
+                    "x": high if right else low,
+                    "y": top * (0.85 - 0.15 * i),
+                    "text": f"{loss}: off the chart from step {k}",
+                    "showarrow": True,
+                    "arrowhead": 2,
+                    "arrowcolor": COLORS[loss],
+                    "ax": -40 if right else 40,
+                    "ay": 0,
+                    "xanchor": "right" if right else "left",
+                    "font": {"color": COLORS[loss], "size": 12},
+                }
+            )
+        return arrows
 
     @staticmethod
     def _ranges(result):
@@ -522,14 +773,19 @@ class Landscape(Chart):
     def _path(self, result, loss, index=slice(None)):
         """The run's (weights, losses) on the landscape, NaN where they cannot be drawn. Points far
         outside the fixed frame are left out: the browser cannot place an SVG marker 1e21 pixels
-        away ("attribute transform: trailing garbage")."""
+        away ("attribute transform: trailing garbage"). A run that leaves the frame (a diverging one)
+        ends at its edge, where an arrow says from which step it is off the chart: its lines out to
+        points just past the edge crossed the bowl from above."""
         (low, high), _ = self._ranges(result)
-        weights = plottable(result.histories[loss].weights[index])
-        losses = plottable(result.path_loss[loss][index])
+        weights = plottable(result.histories[loss].weights)
+        losses = plottable(result.path_loss[loss])
         with np.errstate(invalid="ignore"):
             outside = (weights < 2 * low - high) | (weights > 2 * high - low)
+        left = left_frame(result, loss)
+        if left is not None:
+            outside[left[0] :] = True
         weights[outside] = losses[outside] = np.nan
-        return weights, losses
+        return weights[index], losses[index]
 
     def series(self, result, view):
         paths = {loss: self._path(result, loss) for loss in LOSSES}
@@ -548,33 +804,64 @@ class Landscape(Chart):
         return {"x": _at(weights, 0) if here else [], "y": _at(losses, 0) if here else []}
 
 
+def left_frame(result: Result, loss: str) -> tuple[int, float] | None:
+    """(k, w_k) of the first weight of `loss`'s run outside the landscape's frame of w (or not
+    finite), None when the whole run is in it."""
+    weights = result.histories[loss].weights.astype(np.float64)
+    low, high = float(result.landscape_w[0]), float(result.landscape_w[-1])
+    with np.errstate(invalid="ignore"):
+        outside = np.flatnonzero(~((weights >= low) & (weights <= high)))
+    return None if outside.size == 0 else (int(outside[0]), float(weights[outside[0]]))
+
+
 class SumVsMean(Chart):
     name = "sum_vs_mean"
+    signed_log = True
     styles = [
         *_WEIGHTS_AND_OPTIMUM,
         {**_STEP_MARKER, "hovertemplate": "step %{x}<br>w = %{y:.6g}<extra>current</extra>"},
     ]
 
     def layout(self, result, view):
-        return base_layout(
+        layout = base_layout(
             "Same lr, sum and mean<br><sup>the mean's step is lr/B in sum terms</sup>",
             "step",
             "weight w",
             margin=TITLED_MARGIN,
         )
+        return _with_paths(layout, self.layout_update(result, view))
+
+    def layout_update(self, result, view):
+        return _scale_words(self.scale(result, view), "weight w")
+
+    def scale(self, result, view):
+        return _diverging_scale(result, result.histories.values())  # both losses are drawn
 
     def series(self, result, view):
         s = result.settings
+        scale = self.scale(result, view)
         steps = _steps(s.N + 1)
+        styles = self.styles
         return [
-            {"x": steps, "y": plottable(result.histories["sum"].weights), "mode": _mode(s.N)},
-            {"x": steps, "y": plottable(result.histories["mean"].weights), "mode": _mode(s.N)},
-            {"x": [0, s.N], "y": [result.w_star, result.w_star]},
+            {
+                "x": steps,
+                **_weights(styles[0], plottable(result.histories["sum"].weights), scale),
+                "mode": _mode(s.N),
+            },
+            {
+                "x": steps,
+                **_weights(styles[1], plottable(result.histories["mean"].weights), scale),
+                "mode": _mode(s.N),
+            },
+            {"x": [0, s.N], **_weights(styles[2], [result.w_star] * 2, scale)},
         ]
 
     def marker(self, result, view, step):
-        here = [_at(result.histories[loss].weights, step) for loss in LOSSES]  # both losses are drawn
-        return {"x": [step] * sum(len(h) for h in here), "y": sum(here, [])}
+        here = sum((_at(result.histories[loss].weights, step) for loss in LOSSES), [])  # both are drawn
+        return {
+            "x": [step] * len(here),
+            **_weights(self.styles[-1], here, self.scale(result, view)),
+        }
 
 
 class Divergence(Chart):

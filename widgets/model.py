@@ -92,13 +92,22 @@ def overlaid(s: Settings) -> bool:
     return s.optimizer != "sgd" or s.schedule != "constant"
 
 
-def _framed_weights(history: core.History) -> np.ndarray:
-    """The weights the landscape frames: up to and including the first one past the divergence
-    limit (later ones of a diverging run would stretch the frame over many orders of magnitude)."""
+LANDSCAPE_BAND = 10.0
+"""How far the landscape frames a diverging run: the weights within this many times its starting
+distance to w* (at least 1). Framed up to the divergence limit (a million times that distance), the
+curve's frame spanned 5e6 and its loss axis 2e13 ("30T"): the bowl and every step drawn on it
+vanished into a flat line. The run's later steps are off the chart, and the chart says from where."""
+
+
+def framed_weights(history: core.History, w_star: float) -> np.ndarray:
+    """The weights of a run the landscape frames: all of them, or for a diverging run those within
+    LANDSCAPE_BAND times its starting distance to w* (at least 1) of w*."""
     weights = history.weights.astype(np.float64)
+    weights = weights[np.isfinite(weights)]
     if history.diverged_at is not None:
-        weights = weights[: history.diverged_at + 2]
-    return weights[np.isfinite(weights)]
+        band = LANDSCAPE_BAND * max(abs(weights[0] - w_star), 1.0)
+        weights = weights[np.abs(weights - w_star) <= band]
+    return weights
 
 
 class _Full(NamedTuple):
@@ -240,8 +249,10 @@ class Model:
                 s.w0, s.lr, batches, optimizer=s.optimizer, momentum=s.momentum, lr_schedule=schedule
             )
         histories = collect()
-        # The landscape frames both runs (up to divergence) and w*, with a margin.
-        span = np.concatenate([_framed_weights(h) for h in histories.values()] + [[data.w_star, s.w0]])
+        # The landscape frames both runs (a diverging one near w* only) and w*, with a margin.
+        span = np.concatenate(
+            [framed_weights(h, data.w_star) for h in histories.values()] + [[data.w_star, s.w0]]
+        )
         span = span[np.isfinite(span)]
         low, high = float(span.min()), float(span.max())
         margin = max(0.1 * (high - low), 0.5)

@@ -123,16 +123,18 @@ def _sum_vs_mean(r: Result, view: str) -> str:
     critical = r.critical_lr
     larger = "the same: B = 1" if s.B == 1 else f"B = {s.B} times larger"
     return (
-        f"lr = {s.lr:.4g}: the mean's step is lr/B = {s.lr / s.B:.4g} in sum terms; "
-        f"critical lr: sum {critical['sum']:.4g}, mean {critical['mean']:.4g} ({larger})"
+        f"lr = {s.lr:.4g}: the mean loss divides each batch's gradient by B, so its step is lr/B = "
+        f"{s.lr / s.B:.4g} in sum terms; critical lr (the lr at which the error stops shrinking): "
+        f"sum {critical['sum']:.4g}, mean {critical['mean']:.4g} ({larger})"
     )
 
 
 def _divergence(r: Result, view: str) -> str:
     s = r.settings
-    return "; ".join(
+    ratios = "; ".join(
         f"{loss}: lr / critical lr = {s.lr / r.critical_lr[loss]:.3g}" for loss in LOSSES if shown(view, loss)
     )
+    return f"S_k: the sum of x² over batch k; c: 2 for the sum loss, 2/B for the mean. {ratios}"
 
 
 CAPTIONS = {"sum_vs_mean": _sum_vs_mean, "divergence": _divergence}
