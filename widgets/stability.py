@@ -104,8 +104,12 @@ def _axes(loss: str, rows: Rows) -> dict:
         f"xaxis{suffix}": {
             "domain": _DOMAINS[loss],
             "range": [lo_x, hi_x],
+            # A tick at every decade, a label at every other one, level: six labels turned on their
+            # side under a panel 120 px wide on a 390 px phone, and ran into the axis's title.
+            # (Plotly's ticklabelstep does nothing for ticks given as an array.)
             "tickvals": decades.tolist(),
-            "ticktext": [f"{10.0**d:g}" for d in decades],
+            "ticktext": [f"{10.0**d:g}" if d % 2 == 0 else "" for d in decades],
+            "tickangle": 0,
             "title": {"text": f"lr ({loss} loss)"},
             "anchor": f"y{suffix}",
         },
@@ -113,9 +117,9 @@ def _axes(loss: str, rows: Rows) -> dict:
             "range": rows.span,
             "tickvals": rows.tickvals,
             "ticktext": rows.ticktext,
-            # "momentum" beside the mean panel would run into the sum panel in the projector view:
-            # its rows are the sum panel's, titled there.
-            "title": {"text": rows.name if loss == "sum" or rows.name == "B" else ""},
+            # The rows are the sum panel's, titled there: beside the mean panel, "momentum" ran into
+            # the sum panel in the projector view, and "B" into its cells on a phone.
+            "title": {"text": rows.name if loss == "sum" else ""},
             "anchor": f"x{suffix}",
         },
     }

@@ -59,6 +59,12 @@ _DTYPES = {
 _CODES = {code: np.dtype(name) for name, code in _DTYPES.items()}
 
 
+TOOLBAR = {"displaylogo": False, "modeBarButtons": [["toImage", "zoom2d", "resetScale2d"]]}
+"""Every chart's Plotly.js toolbar (its modebar): download PNG, zoom, reset axes, and nothing else.
+Plotly.js's own list also holds "Share chart...", which uploads the figure to an outside service,
+beside buttons (pan, lasso, spike lines) that change nothing a lesson needs."""
+
+
 def _to_json(value, widget=None):
     """`value` (trace dicts, a layout) as the JSON the front end reads: numpy arrays as Plotly's
     typed-array form with their bytes as a binary buffer (int64 as int32 when it fits, float16 and
@@ -139,7 +145,7 @@ class Surface(anywidget.AnyWidget):
         super().__init__(
             data=spec["data"],
             plot_layout=spec["layout"],
-            config={"displaylogo": False, **(config or {})},
+            config={**TOOLBAR, **(config or {})},
             **{"alt": plain_text(title), **kwargs},  # a chart is named by its title until told more
         )
         self._lock = threading.RLock()  # the map's worker sends too
@@ -282,4 +288,4 @@ def surface_maker(url: str | None = None, *, prepare=None, config: dict | None =
     return make
 
 
-__all__ = ["PLOTLY_PATH", "Surface", "plotly_url", "send", "surface_maker"]
+__all__ = ["PLOTLY_PATH", "TOOLBAR", "Surface", "plotly_url", "send", "surface_maker"]
