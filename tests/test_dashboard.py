@@ -911,10 +911,13 @@ def test_projector_view_and_hidden_controls_round_trip(browser, dashboard_url):
     assert not page.page.locator(".widget-inline-hbox").filter(has_text="seed").first.is_visible()
     assert page.slider("lr").is_visible()
     share = page.page.locator(".widget-text").filter(has=page.page.locator("label", has_text="share link"))
-    assert (
-        share.locator("input")
-        .input_value()
-        .endswith("?lr=0.05&N=100&B=16&loss=sum&view=projector&hide=seed,presets")
+    # The link carries the view when asked (issue 39): by default it reproduces the run alone.
+    assert share.locator("input").input_value().endswith("?lr=0.05&N=100&B=16&loss=sum")
+    page.page.get_by_role("checkbox", name="with this view").check()
+    page.page.wait_for_function(
+        "(end) => document.querySelector('.scanlab-share input[type=text]').value.endsWith(end)",
+        arg="?lr=0.05&N=100&B=16&loss=sum&view=projector&hide=seed,presets",
+        timeout=10_000,
     )
     assert page.errors == [], page.errors
     page.close()

@@ -172,10 +172,13 @@ def test_hide_hides_the_named_controls_and_the_link_keeps_both():
     hidden = [name for name, widget in explorer.inputs.items() if widget.layout.display == "none"]
     assert hidden == ["noise", "seed"]
     rows = explorer.controls.children
-    presets, playback, share = rows[1], rows[3], rows[7]
+    presets, playback = rows[1], rows[3]
+    share = next(row for row in rows if "scanlab-share" in row._dom_classes)
     assert explorer.presets["smooth"] in presets.children and explorer.play in playback.children
     assert explorer.share in share.children
     assert (presets.layout.display, playback.layout.display, share.layout.display) == ("none", "none", None)
+    assert "view=" not in explorer.share.value  # a link carries the view only when asked
+    explorer.exports.with_view.value = True
     query = explorer.share.value.split("?", 1)[1]
     assert query.endswith("&view=projector&hide=noise,seed,presets,playback")
     assert from_query(query) == (explorer.settings, [])

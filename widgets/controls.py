@@ -213,14 +213,41 @@ def preset_buttons() -> dict:
     }
 
 
+def defaults_button() -> ipw.Button:
+    """ "Defaults", beside the presets: every control back to DEFAULTS ("Reset" only rewinds the steps)."""
+    return ipw.Button(
+        description="Defaults",
+        tooltip="every control back to its default",
+        icon="home",
+        layout={"width": "auto"},
+    )
+
+
+MOMENTUM_UNUSED = (
+    "momentum changes nothing here: only the momentum and nesterov optimizers (and the lr × momentum "
+    "map) use it."
+)
+"""Why the momentum slider is disabled (widgets.settings.momentum_used is False), under it."""
+
+
+def momentum_note() -> ipw.HTML:
+    """The line under the momentum slider saying why it is disabled, hidden while it is not."""
+    note = ipw.HTML(MOMENTUM_UNUSED, layout={"display": "none"})
+    note.add_class("scanlab-note")
+    return note
+
+
 __all__ = [
     "LONG_LABEL",
+    "MOMENTUM_UNUSED",
     "PINNED",
     "Choice",
     "LogSlider",
     "Menu",
     "controls",
+    "defaults_button",
     "labelled",
+    "momentum_note",
     "pin",
     "preset_buttons",
 ]

@@ -20,12 +20,12 @@ import ipywidgets as ipw
 from widgets.access import Access
 from widgets.batch import Batch, batched
 from widgets.code import CODE, FAST, LESSON, chart_code
-from widgets.controls import controls, pin, preset_buttons
+from widgets.controls import controls, defaults_button, momentum_note, pin, preset_buttons
 from widgets.export import ExportBar
 from widgets.figures import CHARTS, RANGE_PAD
 from widgets.heap import return_freed_memory
 from widgets.hood import UnderTheHood
-from widgets.layout import BESIDE, BESIDE_PROJECTOR, control_panel, for_view, side_by_side
+from widgets.layout import BESIDE, BESIDE_PROJECTOR, control_panel, for_view, side_by_side, words
 from widgets.model import Model, Result
 from widgets.playback import Playback
 from widgets.preheat import wait_for_request
@@ -37,6 +37,7 @@ from widgets.settings import (
     PRESETS,
     Presentation,
     Settings,
+    momentum_used,
     page_request,
     sanitize,
     to_query,
@@ -52,7 +53,8 @@ WIDE = frozenset({"stability", *(name for name, chart in CHARTS.items() if chart
 class Explorer:
     """The explorer's state and widgets: `controls` is the sticky control panel, `figures` the
     charts (widgets.surface.Surface) by name, `stability` the stability map panel, and `show(...)`
-    lays charts side by side ("stability" names the map). `hood` is the "under the hood" section,
+    lays charts side by side ("stability" names the map), the trajectory under `words` (the
+    notices and the status sentence). `hood` is the "under the hood" section,
     whose panels are built when first opened. `inputs` are the controls by Settings field,
     `playback` and `exports` the playback and export bar (widgets.playback, widgets.export), whose
     widgets are here under their own names too (`play`, `share`, ...).
@@ -92,15 +94,19 @@ class Explorer:
         for name, widget in self.inputs.items():
             widget.value = getattr(settings, name)
         self.presets = preset_buttons()
+        self.defaults_button = defaults_button()
+        self.momentum_note = momentum_note()  # why momentum is disabled, while it is
         self.playback = Playback(settings.N)
         self.play, self.step_slider = self.playback.play, self.playback.slider
         self.step_button, self.reset_button = self.playback.step_button, self.playback.reset_button
         self.step_info = ipw.HTML()
         self.status = ipw.HTML()
         self.notice = ipw.HTML()
+        self.words = words(self.notice, self.status, self._on_projector)
         # The export bar's widgets by the names the explorer has always had.
-        self.exports = bar = ExportBar()
-        self.share, self.script_button, self.csv_button, self.html_button = bar.row
+        self.exports = bar = ExportBar(view=presentation != DEFAULT_PRESENTATION)
+        self.share, self.script_button = bar.share, bar.script_button
+        self.csv_button, self.html_button = bar.csv_button, bar.html_button
         self.script_text, self.script_links = bar.script_text, bar.script_links
         self.script_box, self.export_links = bar.script_box, bar.links
 
@@ -135,10 +141,12 @@ class Explorer:
             widget.observe(self._on_view if name == "loss" else self._on_input, names="value")
         for key, button in self.presets.items():
             button.on_click(lambda _, key=key: self.apply(PRESETS[key][1]))
+        self.defaults_button.on_click(lambda _: self.restore_defaults())
         self.play.observe(self._on_step, names="value")
         self.step_button.on_click(lambda _: self._move_step(self.step + 1))
         self.reset_button.on_click(lambda _: self._move_step(0))
         self.script_button.observe(self._on_script, names="value")
+        self.exports.with_view.observe(self._on_with_view, names="value")
         self.csv_button.on_click(lambda _: self._export("csv"))
         self.html_button.on_click(lambda _: self._export("html"))
 
@@ -195,15 +203,14 @@ class Explorer:
     # Layout -----------------------------------------------------------------------------------
 
     def _control_panel(self) -> ipw.VBox:
-        self.status.add_class("scanlab-status")
-        self.notice.add_class("scanlab-notice")
         return control_panel(
             self.inputs,
-            presets=list(self.presets.values()),
+            presets=[*self.presets.values(), self.defaults_button],
             playback=self.playback.widgets,
-            texts=[self.step_info, self.status, self.notice],
+            texts=[self.step_info],
             share=self.exports.row,
             below=self.exports.below,
+            notes={"momentum": self.momentum_note},
             hide=self.presentation.hide,
             projector=self._on_projector,
         )
@@ -226,11 +233,13 @@ class Explorer:
     def show(self, *names: str) -> ipw.VBox:
         """The named charts side by side, wrapping on narrow screens, with the source of the core
         functions that produced them underneath (`CODE`: the lesson's loop, then the engine's; each
-        closed until opened, `widgets.code.chart_code`)."""
+        closed until opened, `widgets.code.chart_code`). Above a row holding the trajectory, the
+        `words`: what happened to the run is read where the run is drawn, on every screen."""
         views = [self._view(name) for name in names]
         wide = [views[i] for i, name in enumerate(names) if name in WIDE]
         charts = side_by_side(views, wide=wide, beside=self.beside)
-        return for_view(ipw.VBox([charts, *chart_code(names)]), self._on_projector)
+        above = [self.words] if "trajectory" in names else []
+        return for_view(ipw.VBox([*above, charts, *chart_code(names)]), self._on_projector)
 
     @property
     def script(self) -> str:
@@ -259,6 +268,13 @@ class Explorer:
             for name, widget in self.inputs.items():
                 widget.value = getattr(settings, name)
         self._on_input()
+
+    @batched
+    def restore_defaults(self) -> None:
+        """Every control back to DEFAULTS and playback at the run's end: the page as it opened
+        without a link ("Reset" rewinds the steps only)."""
+        self.apply(DEFAULTS)
+        self._move_step(DEFAULTS.N)
 
     def _read(self) -> tuple[Settings, list[str]]:
         """The controls' values, validated: a visitor can send any value over the widget protocol.
@@ -325,6 +341,10 @@ class Explorer:
         self.exports.show_script(self.script if self.script_button.value else None)
 
     @batched
+    def _on_with_view(self, change=None) -> None:
+        self.share.value = self._share_link()
+
+    @batched
     def _export(self, kind: str) -> None:
         """A download link for the current run: its numbers (CSV) or every chart (HTML)."""
         if kind == "csv":
@@ -366,11 +386,21 @@ class Explorer:
 
     def _show_texts(self, notices) -> None:
         self.step_info.value = step_html(self.result, self.step)
-        self.share.value = self.base_url + "?" + to_query(self.settings, self.presentation)
+        self.share.value = self._share_link()
         self.notice.value = notices_html(notices)
+        # momentum is disabled, with its reason under it, while it changes nothing on the page.
+        used = momentum_used(self.settings)
+        self.inputs["momentum"].disabled = not used
+        shown = not used and "momentum" not in self.presentation.hide
+        self.momentum_note.layout.display = None if shown else "none"
         if self.script_button.value:
             self._on_script()
         self.export_links.value = ""  # an export is of the run it was made from
+
+    def _share_link(self) -> str:
+        """The page's address with the run's query, and its view when `with_view` is ticked."""
+        look = self.presentation if self.exports.with_view.value else DEFAULT_PRESENTATION
+        return self.base_url + "?" + to_query(self.settings, look)
 
     def _status_text(self) -> str:
         """The status line (`widgets.words.status_html`), made once per move: the charts' text

@@ -1,7 +1,7 @@
 """Exports of the current run: its numbers as CSV, its charts as one standalone HTML file, the
 script; and the explorer's export bar that offers them with the share link (`ExportBar`).
 
-PNG stays in each chart's own toolbar (Plotly's camera button)."""
+PNG stays in each chart's own toolbar (Plotly's camera button, widgets.surface.TOOLBAR)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from widgets.layout import BESIDE
 from widgets.model import LOSSES, Result
 from widgets.script import FILENAME
 from widgets.settings import Settings
-from widgets.surface import Surface
+from widgets.surface import TOOLBAR, Surface
 
 CSV_HEADER = "run,loss_mode,step,w,loss,gradient,lr"
 
@@ -75,7 +75,7 @@ def charts_html(figures, settings: Settings, link: str = "", captions=(), wide=(
     positions in `wide` take a row each, the others stand two to a row where the window allows
     (widgets.figures.side_by_side)."""
     # Responsive: drawn again when the window changes size (a chart's layout has no width).
-    config = {"displaylogo": False, "responsive": True}
+    config = {**TOOLBAR, "responsive": True}
     config["toImageButtonOptions"] = {"filename": file_stem(settings)}
     parts = []
     for i, (figure, caption) in enumerate(itertools.zip_longest(figures, captions, fillvalue="")):
@@ -110,28 +110,61 @@ def download_link(text: str, filename: str, mime: str) -> str:
     )
 
 
+def copy_button(label: str, text: str) -> str:
+    """An HTML button that copies `text` (a JavaScript expression, evaluated in its click handler,
+    `this` the button) to the clipboard and says "Copied" for two seconds. Where the page is not a
+    secure context (a class's server reached over plain http by its address) the browser has no
+    `navigator.clipboard`, and the text is copied through a selected, hidden textarea instead."""
+    script = (
+        f"const text = {text}; const done = () => {{ this.textContent = 'Copied';"
+        f" setTimeout(() => {{ this.textContent = {label!r}; }}, 2000); }};"
+        " if (navigator.clipboard) { navigator.clipboard.writeText(text).then(done); } else {"
+        " const area = document.createElement('textarea'); area.value = text; document.body.append(area);"
+        " area.select(); document.execCommand('copy'); area.remove(); done(); }"
+    )
+    handler = html.escape(script, quote=True)
+    return f'<button class="scanlab-copy" onclick="{handler}">{html.escape(label)}</button>'
+
+
 def script_links(script: str) -> str:
     """A download link and a copy button for `script` (ASCII, so atob gives it back as written)."""
     encoded = base64.b64encode(script.encode("ascii")).decode("ascii")
     return (
         f"{download_link(script, FILENAME, 'text/x-python')} &nbsp; "
-        f'<button class="scanlab-copy" onclick="navigator.clipboard.writeText(atob(\'{encoded}\'))'
-        f".then(() => {{ this.textContent = 'Copied'; }})\">Copy to clipboard</button>"
+        f"{copy_button('Copy to clipboard', f'atob({encoded!r})')}"
     )
 
 
+SHARE_COPY = copy_button(
+    "Copy link", "this.closest('.scanlab-share').querySelector('input[type=text]').value"
+)
+"""The share link's Copy button: it copies what the link's field holds when it is clicked."""
+
+
 class ExportBar:
-    """The explorer's share and export widgets: `share` (the link that reproduces the page),
-    `script_button` opening `script_box` (the run as a script, `script_text`, and its `script_links`),
-    `csv_button` and `html_button`, and `links`, where an export's download link appears.
+    """The explorer's share and export widgets: `share` (the link that reproduces the page) with
+    its `copy` button and, on a page of another view than the default (`view=True`), `with_view`,
+    which asks for the link to carry that view; `script_button` opening `script_box` (the run as a
+    script, `script_text`, and its `script_links`), `csv_button` and `html_button`, and `links`,
+    where an export's download link appears.
 
     `row` lists the widgets of the page's share row, `below` what goes under it. The explorer
     observes the buttons and calls `show_script` and `offer_*` with the current run."""
 
-    def __init__(self):
+    def __init__(self, view: bool = False):
         self.share = ipw.Text(description="share link", disabled=False, layout={"width": "100%"})
         self.share.tooltip = "the URL that reproduces this state"
         self.share.style = {"description_width": "5.5em"}
+        self.copy = ipw.HTML(SHARE_COPY)
+        # A link for others reproduces the run; the look of this page (a projector's larger text,
+        # hidden controls) is the teacher's to pass on, when asked.
+        self.with_view = ipw.Checkbox(
+            value=False,
+            description="with this view",
+            indent=False,
+            tooltip="the link also sets this page's view and hidden controls (view=, hide=)",
+            layout={"width": "auto", "display": None if view else "none"},
+        )
         self.script_button = ipw.ToggleButton(
             value=False, description="Copy as script", icon="code", tooltip="this run as a Python script"
         )
@@ -143,7 +176,8 @@ class ExportBar:
             description="Export charts", icon="download", tooltip="every chart in one standalone HTML file"
         )
         self.links = ipw.HTML()
-        self.row = [self.share, self.script_button, self.csv_button, self.html_button]
+        self.row = [self.share, self.copy, self.with_view]
+        self.row += [self.script_button, self.csv_button, self.html_button]
         self.below = [self.links, self.script_box]
 
     def show_script(self, script: str | None) -> None:

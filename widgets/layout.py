@@ -46,6 +46,18 @@ def for_view(box, projector: bool):
     return box
 
 
+def words(notice, status, projector=False) -> ipw.VBox:
+    """The run in words where the eyes are, above the trajectory (`Explorer.show`): the `notice`
+    (a value of the link or a control that could not be used, and what was used instead) over the
+    `status` sentence (converging, oscillating, diverged at step k). In the control panel they were
+    below the fold of its column at 1024 x 768, and inside "All controls" on a phone."""
+    notice.add_class("scanlab-notice")
+    status.add_class("scanlab-status")
+    box = ipw.VBox([notice, status])
+    box.add_class("scanlab-words")
+    return for_view(box, projector)
+
+
 def control_panel(
     inputs: dict,
     *,
@@ -54,32 +66,40 @@ def control_panel(
     texts: list,
     share: list,
     below: list,
+    notes=None,
     hide=(),
     projector=False,
 ) -> ipw.VBox:
     """The sticky control panel, top to bottom: the page's CSS, the `presets` buttons in a row, the
-    `inputs` (widgets.controls.controls(), by Settings field) in four columns, the `playback`
-    widgets in a row, the `texts`, the `share` widgets in a row, and what goes `below` it. The names
-    in `hide` (widgets.settings.HIDEABLE: a control, or the "presets", "playback" or "share" row)
-    are not shown; `projector` marks the panel for that view."""
+    `inputs` (widgets.controls.controls(), by Settings field) in four columns, each followed by its
+    line in `notes` (by field) if it has one, the `playback` widgets in a row, the `texts`, the
+    `share` widgets in a row, and what goes `below` it. The names in `hide`
+    (widgets.settings.HIDEABLE: a control, or the "presets", "playback" or "share" row) are not
+    shown (a note is shown or not by its owner); `projector` marks the panel for that view."""
     i = inputs
+    notes = notes or {}
     column = {"width": "33%", "min_width": "300px"}
     rows = {
         "presets": ipw.HBox([ipw.Label("Presets:"), *presets], layout={"flex_flow": "row wrap"}),
         "playback": ipw.HBox(playback, layout={"flex_flow": "row wrap", "align_items": "center"}),
         "share": ipw.HBox(share, layout={"align_items": "center", "flex_flow": "row wrap"}),
     }
+    rows["share"].add_class("scanlab-share")  # its Copy button finds the link's field in it
+
+    def stack(*names):
+        return [widget for name in names for widget in (i[name], *([notes[name]] if name in notes else []))]
+
     # The class names are the dashboard's layout (serving's page template): there the panel is a
     # column beside the charts, and on a phone a sheet that shows the "scanlab-primary" controls
     # until it is opened.
-    primary = ipw.VBox([i["lr"], i["N"], i["B"]], layout=column)
+    primary = ipw.VBox(stack("lr", "N", "B"), layout=column)
     primary.add_class("scanlab-primary")
     columns = ipw.HBox(
         [
             primary,
-            ipw.VBox([i["w0"], i["true_w"], i["noise"]], layout=column),
-            ipw.VBox([i["loss"], i["kind"], i["seed"]], layout=column),
-            ipw.VBox([i["optimizer"], i["momentum"], i["schedule"]], layout=column),
+            ipw.VBox(stack("w0", "true_w", "noise"), layout=column),
+            ipw.VBox(stack("loss", "kind", "seed"), layout=column),
+            ipw.VBox(stack("optimizer", "momentum", "schedule"), layout=column),
         ],
         layout={"flex_flow": "row wrap"},
     )
@@ -100,4 +120,5 @@ __all__ = [
     "control_panel",
     "for_view",
     "side_by_side",
+    "words",
 ]

@@ -1,4 +1,5 @@
-"""Playback: the scan shown step by step, with a Play button, a step slider, Step and Reset.
+"""Playback: the scan shown step by step, with a Play button, a step slider, Step and Reset, and how
+long Play takes over the whole run ("play time").
 
 The widgets only; the explorer observes `play` and draws the step (each step changes the
 current-step marker alone, a points-only frame in the browser).
@@ -6,27 +7,62 @@ current-step marker alone, a points-only frame in the browser).
 
 from __future__ import annotations
 
+import math
+
 import ipywidgets as ipw
 
-from widgets.controls import pin
+from widgets.controls import Menu, pin
+
+FRAME_MS = 100
+"""The shortest time between two of Play's frames: each is a message to the kernel and a redraw of
+every chart's marker, which a page does in about 90 ms (a slider to its repainted chart,
+shared/NOTES.md); a faster Play would queue frames the page draws late."""
+
+PLAY_TIMES = (("5 s", 5), ("10 s", 10), ("30 s", 30), ("1 min", 60))
+"""The choices of "play time" (label, seconds): how long Play takes from step 0 to N, whatever N."""
+PLAY_TIME = 10
+
+
+def pace(n: int, seconds: float) -> tuple[int, int]:
+    """(interval in ms, steps per frame) for ipywidgets.Play to cover steps 0 to `n` in `seconds`:
+    one step a frame while frames are at least FRAME_MS apart, more steps a frame past that. Play
+    stops at the last frame that does not pass `n` (Playback shows `n` then: `_finish`), so the
+    interval spreads `seconds` over ceil(n / step) frames."""
+    step = max(1, math.ceil(n * FRAME_MS / (seconds * 1000)))
+    frames = max(1, math.ceil(n / step))
+    return round(seconds * 1000 / frames), step
 
 
 class Playback:
     """The playback widgets over steps 0 to `n` (the weight after that many steps), at `n`.
 
     `play` and `slider` are linked in the page; both are pinned to `range` ({"min", "max"}), which
-    `set_range` moves with N. `widgets` lists them in the order of the page's playback row."""
+    `set_range` moves with N, and `play` to its `pace` ({"interval", "step"}), which follows N and
+    `time` (the "play time" menu). `widgets` lists them in the order of the page's playback row."""
 
     def __init__(self, n: int):
-        self.play = ipw.Play(value=n, min=0, max=n, interval=400, description="play", tooltip="play the scan")
+        self.time = Menu(options=PLAY_TIMES, value=PLAY_TIME, description="play time")
+        self.time.tooltip = "how long Play takes from step 0 to N, whatever N"
+        self.time.style = {"description_width": "5em"}
+        self.time.layout.width = "11em"
+        interval, step = pace(n, self.time.value)
+        self.play = ipw.Play(
+            value=n, min=0, max=n, interval=interval, step=step, description="play", tooltip="play the scan"
+        )
         self.slider = ipw.IntSlider(value=n, min=0, max=n, description="step")
         ipw.jslink((self.play, "value"), (self.slider, "value"))
         self.step_button = ipw.Button(description="Step", tooltip="one step of the scan", icon="step-forward")
         self.reset_button = ipw.Button(description="Reset", tooltip="back to step 0", icon="undo")
-        self.widgets = [self.play, self.step_button, self.reset_button, self.slider]
+        self.widgets = [self.play, self.step_button, self.reset_button, self.time, self.slider]
         self.range = {"min": 0, "max": n}
+        self.pace = {"interval": interval, "step": step}
+        self._moving = False  # the kernel stops Play itself (`move`): not the end of the run
         pin(self.play, self.range)
+        pin(self.play, self.pace)
         pin(self.slider, self.range)
+        pin(self.time)
+        self.time.observe(lambda _: self._set_pace(), names="value")
+        self.play.observe(self._finish, names="playing")
 
     def clamp(self, step) -> int:
         """`step` (any number a visitor sent) as a whole step within the range."""
@@ -34,18 +70,40 @@ class Playback:
 
     def move(self, step: int) -> None:
         """Stop playing and go to `step`, clamped to the range."""
-        self.play.playing = False
-        self.play.value = self.clamp(step)
+        self._moving = True
+        try:
+            self.play.playing = False
+            self.play.value = self.clamp(step)
+        finally:
+            self._moving = False
 
     def set_range(self, n: int) -> None:
-        """Steps 0 to `n`, stopped at `n` (a new N: the run's end). The caller keeps its own
-        observers of `play` quiet meanwhile."""
-        self.play.playing = False
+        """Steps 0 to `n`, stopped at `n` (a new N: the run's end), Play paced for `n` steps. The
+        caller keeps its own observers of `play` quiet meanwhile."""
+        self._moving = True
+        try:
+            self.play.playing = False
+        finally:
+            self._moving = False
         self.range["max"] = n
         self.play.max = self.slider.max = n
+        self._set_pace()
         # Both: the page's link between them moves the slider, but a page that connects later
         # (an explorer built ahead of its visitor) gets the slider's value from here.
         self.play.value = self.slider.value = n
 
+    def _set_pace(self) -> None:
+        interval, step = pace(self.range["max"], self.time.value)
+        self.pace.update(interval=interval, step=step)
+        with self.play.hold_sync():
+            self.play.interval, self.play.step = interval, step
 
-__all__ = ["Playback"]
+    def _finish(self, change) -> None:
+        """Play stopped by itself within a frame of the end (its next frame would pass N, which a
+        step of several per frame does when it does not divide N): show the end, where the run is."""
+        end, value = self.range["max"], self.play.value
+        if not change["new"] and not self._moving and 0 < end - value < self.pace["step"]:
+            self.play.value = end
+
+
+__all__ = ["FRAME_MS", "PLAY_TIME", "PLAY_TIMES", "Playback", "pace"]

@@ -57,6 +57,15 @@ CHOICES = {
     "map": ("B", "momentum"),
 }
 INTEGERS = ("N", "B", "seed")
+MOMENTUM_OPTIMIZERS = ("momentum", "nesterov")
+"""The optimizers whose update reads `momentum` (core.make_optimizer: heavy ball and Nesterov)."""
+
+
+def momentum_used(settings: Settings) -> bool:
+    """Whether `momentum` changes anything the page shows: the run of an optimizer that reads it, or
+    the lr × momentum map, whose box it moves. Under sgd or adam with the lr × B map it does not."""
+    return settings.optimizer in MOMENTUM_OPTIMIZERS or settings.map == "momentum"
+
 
 PRESETS = {
     "worked-example": (

@@ -1,0 +1,224 @@
+"""What a room sees, in Chromium at the three sizes the lesson is shown at (issue 39): 1440 x 900, a
+projector's 1024 x 768 (`?view=projector`) and a 390 x 844 phone with touch. The status sentence
+and a link's notice are on the first screen; the share link and the exports can be reached; the
+charts' toolbars offer no upload and, on touch, leave the titles clear; the sliders' handles are
+large enough to touch; momentum, Defaults, Play's time and the share link's Copy work as they say.
+tests/test_room.py checks the kernel's side without a browser."""
+
+import time
+
+import numpy as np
+import pytest
+
+from harness.server import Server
+from tests.test_dashboard import Dashboard, _expected_weights
+from widgets.settings import DEFAULTS, PRESETS, to_query
+
+pytestmark = pytest.mark.browser
+
+PHONE = {"is_mobile": True, "has_touch": True}
+VIEWS = {
+    "desktop": ("", (1440, 900), {}),
+    "projector": ("?view=projector", (1024, 768), {}),
+    "phone": ("", (390, 844), PHONE),
+}
+KEPT = ["Download plot as a PNG", "Zoom", "Reset axes"]  # Plotly's titles of the buttons kept
+
+
+@pytest.fixture(scope="module")
+def dashboard_url():
+    with Server() as server:
+        yield server.url
+
+
+def _open(browser, url, view: str, query: str = "", **options) -> Dashboard:
+    path, viewport, device = VIEWS[view]
+    joined = path + ("&" if path else "?") + query if query else path
+    return Dashboard(browser, url + joined, viewport=viewport, **device, **options)
+
+
+# Whether the element matched by `selector` is in the window and is what is drawn at its middle
+# (nothing, such as the phone's sheet of controls, covers it), with its box.
+ON_SCREEN = """(selector) => {
+    const element = document.querySelector(selector);
+    const r = element.getBoundingClientRect(), x = r.left + r.width / 2, y = r.top + r.height / 2;
+    const inside = r.width > 0 && r.height > 0 && r.top >= 0 && r.left >= 0
+        && r.bottom <= innerHeight && r.right <= innerWidth;
+    return {inside, drawn: element.contains(document.elementFromPoint(x, y)),
+            box: [r.left, r.top, r.right, r.bottom], text: element.innerText};
+}"""
+
+
+@pytest.mark.parametrize("view", VIEWS)
+def test_the_status_and_a_links_notice_are_on_the_first_screen(browser, dashboard_url, view):
+    page = _open(browser, dashboard_url, view, "lr=abc")
+    for selector, words in [
+        (".scanlab-words .scanlab-status", "sum loss: converging"),
+        (".scanlab-words .scanlab-notice", "lr='abc' is not a number"),
+    ]:
+        seen = page.page.evaluate(ON_SCREEN, selector)
+        assert seen["inside"] and seen["drawn"] and words in seen["text"], (view, selector, seen)
+    # Next to the trajectory: directly above its chart.
+    status = page.page.evaluate(ON_SCREEN, ".scanlab-words .scanlab-status")["box"]
+    chart = page.page.evaluate("() => scanlabChart('Trajectory').getBoundingClientRect().top")
+    assert 0 <= chart - status[3] < 60, (view, status, chart)
+    assert page.errors == [], page.errors
+    page.close()
+
+
+@pytest.mark.parametrize("view", VIEWS)
+def test_the_share_link_and_exports_can_be_reached(browser, dashboard_url, view):
+    page = _open(browser, dashboard_url, view)
+    if view == "phone":
+        page.page.locator(".scanlab-sheet-toggle").click()  # "All controls"
+    for target in [
+        page.page.locator(".scanlab-share input[type=text]"),
+        page.page.get_by_role("button", name="Copy link"),
+        page.page.get_by_role("button", name="Export CSV"),
+    ]:
+        target.scroll_into_view_if_needed()
+        box = target.bounding_box()
+        assert box and box["y"] >= 0 and box["y"] + box["height"] <= VIEWS[view][1][1], (view, box)
+        target.click(trial=True)  # Playwright's check that a click would land on it
+    assert page.errors == [], page.errors
+    page.close()
+
+
+# Each chart's toolbar buttons (by Plotly's titles), its toolbar's box and its title's box.
+TOOLBARS = """() => [...document.querySelectorAll('.js-plotly-plot')].map(gd => {
+    const box = (e) => { if (!e) return null; const r = e.getBoundingClientRect();
+        return r.width ? [r.left, r.top, r.right, r.bottom] : null; };
+    return {title: String(gd.layout.title.text).split('<')[0],
+            buttons: [...gd.querySelectorAll('.modebar-btn')].map(b => b.getAttribute('data-title')),
+            toolbar: box(gd.querySelector('.modebar')), heading: box(gd.querySelector('.gtitle'))};
+})"""
+
+
+def _overlap(a, b) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+@pytest.mark.parametrize("view", VIEWS)
+def test_the_charts_toolbars_offer_no_upload_and_leave_the_titles_clear_on_touch(
+    browser, dashboard_url, view
+):
+    page = _open(browser, dashboard_url, view)
+    charts = page.page.evaluate(TOOLBARS)
+    assert len(charts) == 6
+    for chart in charts:
+        assert chart["buttons"] == KEPT, chart  # no "Share chart...", no lasso, pan or spikes
+    if view == "phone":
+        for chart in charts:  # on touch the toolbar is always shown
+            assert chart["toolbar"] and chart["heading"], chart
+            assert not _overlap(chart["toolbar"], chart["heading"]), chart
+    assert page.errors == [], page.errors
+    page.close()
+
+
+HANDLES = """() => [...document.querySelectorAll('.widget-slider')].filter(s => s.offsetParent)
+    .map(s => { const r = s.querySelector('.noUi-handle').getBoundingClientRect();
+        return [s.querySelector('label').innerText, r.width, r.height]; })"""
+
+
+def test_slider_handles_are_24_px_on_touch(browser, dashboard_url):
+    page = _open(browser, dashboard_url, "phone")
+    assert page.page.evaluate("() => matchMedia('(pointer: coarse)').matches")
+    closed = page.page.evaluate(HANDLES)
+    assert [name for name, *_ in closed] == ["lr", "N", "B"]
+    page.page.locator(".scanlab-sheet-toggle").click()
+    opened = page.page.evaluate(HANDLES)
+    assert len(opened) >= 8  # every slider of the panel, step included
+    for name, width, height in closed + opened:
+        assert width >= 24 and height >= 24, (name, width, height)
+    page.close()
+    desktop = _open(browser, dashboard_url, "desktop")  # a mouse keeps ipywidgets' 16 px
+    assert all(width == 16 for _, width, _ in desktop.page.evaluate(HANDLES))
+    desktop.close()
+
+
+def test_momentum_is_disabled_with_its_reason_under_sgd_and_enabled_under_momentum(browser, dashboard_url):
+    page = _open(browser, dashboard_url, "desktop")
+    momentum = page.slider("momentum")
+    reason = page.page.get_by_text("momentum changes nothing here")
+    assert momentum.locator(".noUi-target[disabled]").count() == 1 and reason.is_visible()
+    optimizer = page.page.locator(".widget-dropdown").filter(
+        has=page.page.locator("label", has_text="optimizer")
+    )
+    optimizer.locator("select").select_option("momentum")
+    page.page.wait_for_function(
+        """() => [...document.querySelectorAll('.widget-slider')]
+            .find(s => s.querySelector('label').innerText === 'momentum')
+            .querySelector('.noUi-target:not([disabled])')""",
+        timeout=10_000,
+    )
+    reason.wait_for(state="hidden", timeout=10_000)
+    assert page.errors == [], page.errors
+    page.close()
+
+
+def test_defaults_brings_every_control_back(browser, dashboard_url):
+    page = _open(browser, dashboard_url, "desktop")
+    diverging = PRESETS["diverging"][1]
+    page.page.get_by_role("button", name="Diverging", exact=True).click()
+    expected = _expected_weights(diverging)
+    page.wait_for_trajectory(lambda now: now.shape == expected.shape, "showed the Diverging preset")
+    page.page.locator(".widget-button", has_text="Reset").click()
+    page.page.locator(".widget-button", has_text="Defaults").click()
+    expected = _expected_weights(DEFAULTS)
+    after = page.wait_for_trajectory(
+        lambda now: now.shape == expected.shape and np.allclose(now, expected, rtol=1e-6),
+        "showed the defaults",
+    )
+    np.testing.assert_allclose(after, expected, rtol=1e-6)
+    share = page.page.locator(".scanlab-share input[type=text]")
+    assert share.input_value().endswith("?" + to_query(DEFAULTS))
+    step = page.slider("step").locator(".widget-readout")
+    assert step.inner_text() == str(DEFAULTS.N)  # at the run's end, as the page opened
+    assert page.errors == [], page.errors
+    page.close()
+
+
+@pytest.mark.parametrize("n", [10, 1000])
+def test_play_takes_the_chosen_time_whatever_n(browser, dashboard_url, n):
+    page = _open(browser, dashboard_url, "desktop", f"N={n}")
+    menu = page.page.locator(".widget-dropdown").filter(has=page.page.locator("label", has_text="play time"))
+    menu.locator("select").select_option("5 s")
+    page.page.wait_for_timeout(500)  # the kernel's new pace reaches the Play widget
+    step = page.slider("step").locator(".widget-readout")
+    page.page.locator(".widget-button", has_text="Reset").click()
+    for _ in range(50):
+        if step.inner_text() == "0":
+            break
+        time.sleep(0.1)
+    start = time.monotonic()
+    page.page.get_by_role("button", name="Play", exact=True).click()
+    while step.inner_text() != str(n):
+        assert time.monotonic() - start < 12, step.inner_text()
+        time.sleep(0.05)
+    took = time.monotonic() - start
+    assert 4.0 <= took <= 7.0, took  # 5 s, at N = 10 as at N = 1000 (400 ms a step took 400 s)
+    assert page.errors == [], page.errors
+    page.close()
+
+
+def test_the_share_links_copy_and_its_view_only_when_asked(browser, dashboard_url):
+    page = _open(
+        browser,
+        dashboard_url,
+        "projector",
+        "lr=0.05&hide=seed",
+        permissions=["clipboard-read", "clipboard-write"],
+    )
+    share = page.page.locator(".scanlab-share input[type=text]")
+    assert share.input_value().endswith("?lr=0.05&N=100&B=16&loss=sum")  # no view=, no hide=
+    page.page.get_by_role("button", name="Copy link").click()
+    page.page.get_by_role("button", name="Copied").wait_for(timeout=10_000)
+    assert page.page.evaluate("navigator.clipboard.readText()") == share.input_value()
+    page.page.get_by_role("checkbox", name="with this view").check()
+    page.page.wait_for_function(
+        "(end) => document.querySelector('.scanlab-share input[type=text]').value.endsWith(end)",
+        arg="&view=projector&hide=seed",
+        timeout=10_000,
+    )
+    assert page.errors == [], page.errors
+    page.close()
