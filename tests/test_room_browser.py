@@ -222,3 +222,25 @@ def test_the_share_links_copy_and_its_view_only_when_asked(browser, dashboard_ur
     )
     assert page.errors == [], page.errors
     page.close()
+
+
+# The first explanation's heading: its hand, the words beside it, and its focus ring when tabbed to.
+HEADING = """() => {
+    const summary = document.querySelector('details.scanlab-explanation > summary');
+    const after = getComputedStyle(summary, '::after');
+    return {cursor: getComputedStyle(summary).cursor, words: after.content, border: after.borderTopStyle,
+            open: summary.parentElement.open};
+}"""
+
+
+def test_the_explanations_headings_say_they_open(browser, dashboard_url):
+    page = _open(browser, dashboard_url, "desktop")
+    closed = page.page.evaluate(HEADING)
+    assert closed == {"cursor": "pointer", "words": '"show"', "border": "solid", "open": False}, closed
+    summary = page.page.locator("details.scanlab-explanation > summary").first
+    summary.focus()
+    page.page.keyboard.press("Enter")
+    opened = page.page.evaluate(HEADING)
+    assert opened["open"] and opened["words"] == '"hide"', opened
+    assert page.errors == [], page.errors
+    page.close()
