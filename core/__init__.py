@@ -25,6 +25,7 @@ from core.optimizers import (
     optimizer_histories,
     optimizer_history,
 )
+from core.pytree import PytreeHistory, pytree_histories, pytree_history
 from core.stability import MomentumMap, StabilityMap, momentum_map, stability_map
 from core.strategies import (
     LR_PLACES,
@@ -75,6 +76,9 @@ __all__ = [
     "lr_schedule",
     "optimizer_histories",
     "optimizer_history",
+    "PytreeHistory",
+    "pytree_histories",
+    "pytree_history",
     "TRUE_PARAMS",
     "LinearFit",
     "linear_data",

@@ -1,4 +1,4 @@
-"""Deterministic microbatches for the 1-D problem y = w*x."""
+"""Deterministic microbatches for the 1-D problem y = w*x, and for y = w*x + b."""
 
 from __future__ import annotations
 
@@ -60,8 +60,12 @@ def draw_batches(n, b, *, seed, kind="gaussian") -> Draws:
     return Draws(x, _row_normals(int(seed), 1, n, b), kind)
 
 
-def batches_from_draws(draws: Draws, n, b, *, true_w=None, noise=0.0, dtype=np.float32):
-    """(x_batches, y_batches) of shape (n, b) from the top-left corner of `draws`; see `make_batches`."""
+def batches_from_draws(
+    draws: Draws, n, b, *, true_w=None, noise=0.0, dtype=np.float32, x_mean=0.0, true_b=0.0
+):
+    """(x_batches, y_batches) of shape (n, b) from the top-left corner of `draws`; see `make_batches`.
+
+    x_mean and true_b are applied here, not drawn: moving either needs no new draw."""
     n = _positive_int("n", n)
     b = _positive_int("b", b)
     if n > draws.x.shape[0] or b > draws.x.shape[1]:
@@ -70,6 +74,8 @@ def batches_from_draws(draws: Draws, n, b, *, true_w=None, noise=0.0, dtype=np.f
         true_w = 2.0 if draws.kind == "gaussian" else 1.0
     true_w = _finite("true_w", true_w)
     noise = _finite("noise", noise, minimum=0.0)
+    x_mean = _finite("x_mean", x_mean)
+    true_b = _finite("true_b", true_b)
     try:
         dtype = jnp.dtype(dtype)
     except TypeError:
@@ -77,24 +83,44 @@ def batches_from_draws(draws: Draws, n, b, *, true_w=None, noise=0.0, dtype=np.f
     if not jnp.issubdtype(dtype, jnp.floating):
         raise TypeError(f"dtype must be a floating dtype, got {dtype}")
     x = draws.x[:n, :b]
+    # Skipped at 0 rather than added: the defaults then give the 1-D data bit for bit (x + 0.0
+    # would turn a -0.0 into 0.0).
+    if x_mean:
+        x = x + x_mean
     y = true_w * x
+    if true_b:
+        y = y + true_b
     if noise:
         y = y + noise * draws.eps[:n, :b]
     return x.astype(dtype), y.astype(dtype)
 
 
-def make_batches(n, b, *, seed, kind="gaussian", true_w=None, noise=0.0, dtype=np.float32):
+def make_batches(
+    n, b, *, seed, kind="gaussian", true_w=None, noise=0.0, dtype=np.float32, x_mean=0.0, true_b=0.0
+):
     """N microbatches of B examples each, as two (n, b) NumPy arrays (x_batches, y_batches).
 
-    kind="gaussian": x ~ N(0, 1) and y = true_w*x + noise*eps with eps ~ N(0, 1); true_w defaults
-      to 2.0.
-    kind="ones": x = 1 and y = true_w + noise*eps; true_w defaults to 1.0, so the defaults give seed
-      000's example (make_batches(2, 2, seed=0, kind="ones") is its xs = ys = ones((2, 2))).
+    kind="gaussian": x ~ N(x_mean, 1) and y = true_w*x + true_b + noise*eps with eps ~ N(0, 1);
+      true_w defaults to 2.0.
+    kind="ones": x = 1 + x_mean and y = true_w*x + true_b + noise*eps; true_w defaults to 1.0, so
+      the defaults give seed 000's example (make_batches(2, 2, seed=0, kind="ones") is its
+      xs = ys = ones((2, 2))).
+
+    x_mean and true_b (finite reals, default 0) are for the model y = w*x + b: x_mean = 0 makes w
+    and b independent, a larger |x_mean| couples them (the valley of the loss over (w, b) grows
+    long and narrow). At their defaults the data is the 1-D problem's, bit for bit.
 
     The draw is a function of (seed, row, column) only: growing n appends batches and growing b
     appends examples to every batch, leaving the others as they were, so a slider on N or B changes
     just what it names. Values are drawn in float64 and rounded once to `dtype`.
     """
     return batches_from_draws(
-        draw_batches(n, b, seed=seed, kind=kind), n, b, true_w=true_w, noise=noise, dtype=dtype
+        draw_batches(n, b, seed=seed, kind=kind),
+        n,
+        b,
+        true_w=true_w,
+        noise=noise,
+        dtype=dtype,
+        x_mean=x_mean,
+        true_b=true_b,
     )

@@ -124,28 +124,42 @@ def _optimizer_kernel(
     loss (`mean`), n and b are traced, so one compilation per optimizer serves every setting of
     one array shape. Rows past n leave the carry (w and state) as it is, and columns past b count
     as exact zeros (`_batch_loss_and_grad`), so padded batches give the unpadded numbers."""
-    state0 = make_optimizer(optimizer, lr, momentum).init(w0)
-
-    def step(carry, inputs):
-        w, state = carry
-        i, x, y, lr_k = inputs
-        # A constant lr is closed over; a schedule's lr arrives with this step's batch.
-        rate = jnp.where(scheduled, lr_k, lr)
-        loss, grad = _batch_loss_and_grad(w, x, y, b)
-        loss = jnp.where(mean, _mean_of(loss, b), loss)
-        grad = jnp.where(mean, _mean_of(grad, b), grad)
-        updates, new_state = make_optimizer(optimizer, rate, momentum).update(grad, state, w)
-        new_w = w + _rounded(updates, b > 0)  # optax.apply_updates, unfusable: see _rounded
-        live = i < n
-        kept = jax.tree.map(lambda new, old: jnp.where(live, new, old), (new_w, new_state), (w, state))
-        return kept, (kept[0], loss, grad, kept[1])
-
-    rows = lax.iota(jnp.int32, x_batches.shape[0])
-    _, (weights_after, losses, grads, states) = lax.scan(
-        step, (w0, state0), (rows, x_batches, y_batches, lrs)
+    weights_after, losses, grads, states = _optimizer_scan(
+        _batch_loss_and_grad, w0, lr, lrs, scheduled, momentum, x_batches, y_batches, mean, n, b, optimizer
     )
     diverged = _divergence_step(w0, weights_after, w_star, n)
     return jnp.concatenate([w0[None], weights_after]), losses, grads, states, diverged
+
+
+def _optimizer_scan(
+    loss_and_grad, params0, lr, lrs, scheduled, momentum, x_batches, y_batches, mean, n, b, optimizer
+):
+    """The optimizer's scan for any parameter pytree (a scalar w; the dict {"w", "b"}), traced
+    inside a caller's jit. loss_and_grad(params, x, y, b) is one batch's sum loss and its
+    gradient, a pytree like params. Returns the params after each step, the losses, the grads
+    and the states, each with a leading axis of x_batches' rows (rows past n repeat the last)."""
+    state0 = make_optimizer(optimizer, lr, momentum).init(params0)
+
+    def step(carry, inputs):
+        params, state = carry
+        i, x, y, lr_k = inputs
+        # A constant lr is closed over; a schedule's lr arrives with this step's batch.
+        rate = jnp.where(scheduled, lr_k, lr)
+        loss, grad = loss_and_grad(params, x, y, b)
+        loss = jnp.where(mean, _mean_of(loss, b), loss)
+        grad = jax.tree.map(lambda g: jnp.where(mean, _mean_of(g, b), g), grad)
+        updates, new_state = make_optimizer(optimizer, rate, momentum).update(grad, state, params)
+        # optax.apply_updates, each addition unfusable: see _rounded.
+        new_params = jax.tree.map(lambda p, u: p + _rounded(u, b > 0), params, updates)
+        live = i < n
+        kept = jax.tree.map(
+            lambda new, old: jnp.where(live, new, old), (new_params, new_state), (params, state)
+        )
+        return kept, (kept[0], loss, grad, kept[1])
+
+    rows = lax.iota(jnp.int32, x_batches.shape[0])
+    _, outputs = lax.scan(step, (params0, state0), (rows, x_batches, y_batches, lrs))
+    return outputs
 
 
 def _history(outputs, n: int) -> OptimizerHistory:

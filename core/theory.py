@@ -4,6 +4,10 @@ For batch k let S_k = sum(x_k**2). One step maps the error e = w - w*_k to r_k *
 per-step factor r_k = 1 - c*lr*S_k, where c = 2 for the sum loss and c = 2/B for the mean loss.
 When every batch has the same optimum (noise-free data) the error after N steps is e_0 times the
 product of the factors: the product decides, not the worst single step.
+
+With an intercept, y = w*x + b, the error (e_w, e_b) is a vector and a step multiplies it by the
+matrix I - c*lr*H_k, H_k = [[S_k, X_k], [X_k, B]] with X_k = sum(x_k): `optimum` and
+`critical_lr` take `intercept=True` for that model.
 """
 
 from __future__ import annotations
@@ -35,6 +39,8 @@ class Moments(NamedTuple):
     sxy: np.ndarray  # sum(x_k * y_k)
     syy: np.ndarray  # sum(y_k**2)
     batch_size: int
+    sx: np.ndarray | None = None  # X_k = sum(x_k): needed with intercept=True
+    sy: np.ndarray | None = None  # sum(y_k): needed by optimum(..., intercept=True)
 
 
 def moments(x_batches, y_batches=None) -> Moments:
@@ -44,9 +50,14 @@ def moments(x_batches, y_batches=None) -> Moments:
     if y_batches is None:
         x = np.asarray(check_batch_array("x_batches", x_batches))
         unknown = np.full(x.shape[0], np.nan)
-        return Moments(_row_dots(x, x), unknown, unknown, x.shape[1])
+        return Moments(_row_dots(x, x), unknown, unknown, x.shape[1], _row_sums(x), unknown)
     x, y = (np.asarray(a) for a in check_batches(x_batches, y_batches))
-    return Moments(_row_dots(x, x), _row_dots(x, y), _row_dots(y, y), x.shape[1])
+    return Moments(_row_dots(x, x), _row_dots(x, y), _row_dots(y, y), x.shape[1], _row_sums(x), _row_sums(y))
+
+
+def _row_sums(a) -> np.ndarray:
+    """sum(a, axis=1) in float64 (each value widened exactly before it is added)."""
+    return np.add.reduce(a, axis=1, dtype=np.float64)
 
 
 def _row_dots(a, b) -> np.ndarray:
@@ -67,11 +78,22 @@ def _moments(function: str, x_batches, y_batches=None, *, needs_y: bool = False)
     if isinstance(b, bool) or not isinstance(b, (int, np.integer)) or b < 1:
         raise ValueError(f"Moments.batch_size must be a positive integer, got {b!r}"[:200])
     sums = [np.asarray(a) for a in data[:3]]
-    if any(a.ndim != 1 or a.shape != sums[0].shape or a.size == 0 for a in sums) or not all(
-        np.issubdtype(a.dtype, np.floating) for a in sums
+    sums += [None if a is None else np.asarray(a) for a in (data.sx, data.sy)]
+    given = [a for a in sums if a is not None]
+    if any(a.ndim != 1 or a.shape != sums[0].shape or a.size == 0 for a in given) or not all(
+        np.issubdtype(a.dtype, np.floating) for a in given
     ):
-        raise ValueError("Moments.sxx, sxy and syy must be float arrays of one shape (N,), N >= 1")
-    return Moments(*sums, int(b))
+        raise ValueError(
+            "Moments.sxx, sxy, syy (and sx, sy if given) must be float arrays of one shape (N,), N >= 1"
+        )
+    return Moments(*sums[:3], int(b), *sums[3:])
+
+
+def _sums_of_x(data: Moments, function: str) -> np.ndarray:
+    """data.sx, which the model with an intercept needs."""
+    if data.sx is None:
+        raise ValueError(f"{function}(..., intercept=True) needs Moments with sx (as moments() makes them)")
+    return data.sx
 
 
 def _scale(data: Moments, loss) -> float:
@@ -87,15 +109,37 @@ def step_factors(lr, x_batches, *, loss="sum") -> np.ndarray:
     return 1.0 - 2.0 * (float(lr) / _scale(data, loss)) * data.sxx
 
 
-def optimum(x_batches, y_batches=None) -> float:
+def optimum(x_batches, y_batches=None, *, intercept=False):
     """The least-squares weight over all batches, w* = sum(x*y) / sum(x*x); NaN when every x is 0.
 
     It minimises the total loss for "sum" and for "mean" alike, since every batch has B examples.
     Takes the batch arrays, or their `Moments` alone.
+
+    With intercept=True, the least-squares (w*, b*) of y = w*x + b over all M = N*B examples, a
+    pair of Python floats: w* = cov(x, y) / var(x), b* = mean(y) - w* mean(x). Both are NaN when
+    every x is the same value (var(x) no more than 1e-12 of mean(x**2): then a line of (w, b) fits
+    equally well).
     """
     data = _moments("optimum", x_batches, y_batches, needs_y=True)
+    if intercept:
+        return _optimum_with_intercept(data)
     sxx = float(np.sum(data.sxx))
     return float(np.sum(data.sxy)) / sxx if sxx > 0 else float("nan")
+
+
+def _optimum_with_intercept(data: Moments) -> tuple:
+    if data.sy is None:
+        raise ValueError(
+            "optimum(..., intercept=True) needs Moments with sx and sy (as moments() makes them)"
+        )
+    count = data.sxx.size * data.batch_size
+    sxx, sxy = float(np.sum(data.sxx)), float(np.sum(data.sxy))
+    mean_x, mean_y = float(np.sum(_sums_of_x(data, "optimum"))) / count, float(np.sum(data.sy)) / count
+    var_x, cov_xy = sxx / count - mean_x * mean_x, sxy / count - mean_x * mean_y
+    if not var_x > 1e-12 * (sxx / count):
+        return float("nan"), float("nan")
+    w_star = cov_xy / var_x
+    return w_star, mean_y - w_star * mean_x
 
 
 def average_loss(weights, x_batches, y_batches=None) -> np.ndarray:
@@ -139,7 +183,7 @@ def _bisect(predicate, lo, hi):
             lo = mid
 
 
-def critical_lr(x_batches, *, loss="sum", momentum=0.0) -> float:
+def critical_lr(x_batches, *, loss="sum", momentum=0.0, intercept=False) -> float:
     """The smallest learning rate at which the product of |1 - c*lr*S_k| over the N steps reaches 1.
 
     For identical batches this is the familiar threshold, exactly 1/S for the sum loss and B/S for
@@ -162,27 +206,49 @@ def critical_lr(x_batches, *, loss="sum", momentum=0.0) -> float:
     to float64 resolution (a rise above 1 narrower than the first grid's steps, 1.4% apart or
     more, can be missed). m = 0 is the product above, bit for bit.
 
+    With intercept=True, for the model y = w*x + b: a plain step maps the error (e_w, e_b) by the
+    2x2 matrix A_k = I - c*lr*H_k, H_k = [[S_k, X_k], [X_k, B]] (X_k = sum(x_k)), and a heavy-ball
+    step maps (e_w, e_b, t_w, t_b) by the 4x4 matrix [[A_k, -lr*m*I], [c*H_k, m*I]]. The critical
+    lr is the smallest one at which the spectral radius of the N steps' product reaches 1, found by
+    the same grid search as with momentum. For identical batches it is exactly
+    2(1 + m) / (c * lambda_max(H)): lr < 2/(c * lambda_max) for plain gradient descent. When every
+    x is the same value, all H_k share one null direction, along which no step moves (b and w trade
+    off exactly); it is left out and the same closed form holds. A larger |mean(x)| makes H's
+    eigenvalues further apart: the lr is held by the steep direction while the shallow one crawls.
+
     Args:
       x_batches: real floating (N, B) array, or its `Moments`.
       loss: "sum" or "mean".
       momentum: a real number in [0, 1).
+      intercept: False (the lesson's y = w*x; the result unchanged bit for bit) or True (y = w*x + b).
 
     Returns:
       A Python float.
     """
     momentum = check_momentum(momentum)
     data = _moments("critical_lr", x_batches)
+    if intercept:
+        return _scale(data, loss) * _critical_with_intercept(data, momentum)
     if momentum == 0.0:
         return _critical(data, [_scale(data, loss)])[0]
     return _scale(data, loss) * _critical_with_momentum(data.sxx, momentum)
 
 
-def critical_lrs(x_batches) -> dict:
-    """{"sum": critical_lr(x_batches, loss="sum"), "mean": critical_lr(x_batches, loss="mean")},
+def critical_lrs(x_batches, *, momentum=0.0, intercept=False) -> dict:
+    """{"sum": critical_lr(x_batches, loss="sum", ...), "mean": critical_lr(x_batches, loss="mean", ...)},
     equal to those bit for bit, from one search (the mean's threshold is B times the sum's)."""
     data = _moments("critical_lrs", x_batches)
     losses = ("sum", "mean")
-    return dict(zip(losses, _critical(data, [_scale(data, loss) for loss in losses]), strict=True))
+    scales = [_scale(data, loss) for loss in losses]
+    momentum = check_momentum(momentum)
+    if intercept or momentum:
+        rate = (
+            _critical_with_intercept(data, momentum)
+            if intercept
+            else _critical_with_momentum(data.sxx, momentum)
+        )
+        return {loss: scale * rate for loss, scale in zip(losses, scales, strict=True)}
+    return dict(zip(losses, _critical(data, scales), strict=True))
 
 
 def _critical(data: Moments, scales: list) -> list:
@@ -267,16 +333,26 @@ def _critical_with_momenta(sxx: np.ndarray, momenta: np.ndarray, rtol: float = 0
     # grown; the search goes on doubling past it if not.
     low = (1.0 + momenta) / float(positive.max()) / 1000
     high = (1.0 + momenta) / float(positive.min())
-    result = np.full(momenta.shape, np.inf)
-    searching = np.ones(momenta.shape, bool)  # no rate tried has grown yet
-    grid = np.empty(momenta.shape + (_GRID,))
+    return _first_crossing(lambda rows, u: _log_radius(u, sxx, momenta[rows, None]), low, high, rtol)
+
+
+def _first_crossing(log_radius, low: np.ndarray, high: np.ndarray, rtol: float = 0.0) -> np.ndarray:
+    """M searches at once for the smallest rate at which a product of step matrices grows.
+
+    log_radius(rows, rates) is the log of the spectral radius for searches `rows` (K,) at `rates`
+    (K, G). Search i starts on a geometric grid of _GRID rates over [low[i], high[i]], doubling
+    past high until a rate grows, then narrows the first bracket by finer grids to float64
+    resolution (or to a relative `rtol`). Returns (M,) rates, float64."""
+    result = np.full(low.shape, np.inf)
+    searching = np.ones(low.shape, bool)  # no rate tried has grown yet
+    grid = np.empty(low.shape + (_GRID,))
     grows = np.zeros(grid.shape, bool)
     for _ in range(60):
         rows = np.flatnonzero(searching)
         if rows.size == 0:
             break
         grid[rows] = np.geomspace(low[rows], high[rows], _GRID, axis=-1)
-        grows[rows] = _log_radius(grid[rows], sxx, momenta[rows, None]) >= 0
+        grows[rows] = log_radius(rows, grid[rows]) >= 0
         found = grows[rows].any(axis=-1)
         searching[rows[found]] = False
         later = rows[~found]
@@ -302,11 +378,72 @@ def _critical_with_momenta(sxx: np.ndarray, momenta: np.ndarray, rtol: float = 0
         grid[rows] = np.inf  # past the fine grid's 64 rates, nothing is tried
         grid[rows, :64] = fine
         grows[rows] = True
-        grows[rows, :64] = _log_radius(fine, sxx, momenta[rows, None]) >= 0
+        grows[rows, :64] = log_radius(rows, fine) >= 0
         grows[rows, 63] = True  # high grew when it was tried; rounding may say otherwise once
     rows = np.flatnonzero(refining)
     result[rows] = grid[rows, np.argmax(grows[rows], axis=-1)]
     return result
+
+
+def _largest_eigenvalues(sxx, sx, b):
+    """lambda_max of each H_k = [[S_k, X_k], [X_k, B]], float64 (N,)."""
+    half_trace, half_gap = (sxx + b) / 2, (sxx - b) / 2
+    return half_trace + np.hypot(half_gap, sx)
+
+
+def _critical_with_intercept(data: Moments, momentum: float) -> float:
+    """The sum-loss rate u = lr/scale at which the product's spectral radius first reaches 1, for
+    y = w*x + b (see `critical_lr`)."""
+    sxx, sx, b = data.sxx, _sums_of_x(data, "critical_lr"), float(data.batch_size)
+    count = sxx.size * b
+    mean_x = float(np.sum(sx)) / count
+    every_x_alike = not float(np.sum(sxx)) / count - mean_x * mean_x > 1e-12 * float(np.sum(sxx)) / count
+    largest = _largest_eigenvalues(sxx, sx, b)
+    if every_x_alike or (np.all(sxx == sxx[0]) and np.all(sx == sx[0])):
+        # Identical steps (every x alike makes them so): the closed form.
+        return (1.0 + momentum) / float(largest.max())
+    low = np.array([(1.0 + momentum) / float(largest.max()) / 1000])
+    high = np.array([(1.0 + momentum) / float(largest.min())])
+    log_radius = lambda rows, u: _log_radius_intercept(u, sxx, sx, b, momentum)  # noqa: E731
+    return float(_first_crossing(log_radius, low, high)[0])
+
+
+def _log_radius_intercept(u, sxx, sx, b, momentum):
+    """log of the spectral radius of the N steps' product for y = w*x + b at each sum-loss rate in
+    `u` (any shape): 2x2 products without momentum, 4x4 with.
+
+    All N step matrices are built at once and multiplied as a pairwise tree, log2(N) batched
+    matmuls instead of N small ones (N = 1000 took 1.3 s one step at a time); every partial
+    product is rescaled to largest entry 1, its log scale kept, so long runs do not overflow."""
+    u = np.asarray(u, np.float64)
+    rates = u.reshape(-1, 1, 1, 1)  # (G, 1, 1, 1) against the steps' (N, 2, 2)
+    h = 2.0 * np.stack([np.stack([sxx, sx], -1), np.stack([sx, np.full_like(sxx, b)], -1)], -2)
+    eye = np.eye(2)
+    steps = eye - rates * h  # (G, N, 2, 2)
+    if momentum != 0.0:
+        shape = steps.shape
+        steps = np.concatenate(
+            [
+                np.concatenate([steps, np.broadcast_to(-rates * momentum * eye, shape)], -1),
+                np.concatenate([np.broadcast_to(h, shape), np.broadcast_to(momentum * eye, shape)], -1),
+            ],
+            -2,
+        )
+    log_scale = np.zeros(steps.shape[:2])
+    while steps.shape[1] > 1:
+        if steps.shape[1] % 2:  # an identity last, applied after every step
+            identity = np.broadcast_to(np.eye(steps.shape[-1]), (steps.shape[0], 1) + steps.shape[2:])
+            steps = np.concatenate([steps, identity], 1)
+            log_scale = np.concatenate([log_scale, np.zeros((steps.shape[0], 1))], 1)
+        steps = steps[:, 1::2] @ steps[:, 0::2]  # later step on the left: A_2 A_1, A_4 A_3, ...
+        log_scale = log_scale[:, 1::2] + log_scale[:, 0::2]
+        big = np.max(np.abs(steps), axis=(2, 3))
+        big = np.where(big > 0, big, 1.0)
+        steps = steps / big[..., None, None]
+        log_scale = log_scale + np.log(big)
+    with np.errstate(divide="ignore"):
+        radius = np.log(np.max(np.abs(np.linalg.eigvals(steps[:, 0])), axis=-1))
+    return (log_scale[:, 0] + radius).reshape(u.shape)
 
 
 def regime(lr, x_batches, *, loss="sum") -> str:
