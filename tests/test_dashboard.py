@@ -23,6 +23,7 @@ import core
 from harness.protocol import Message
 from harness.server import Server
 from tests.reference import batches_for
+from widgets.axes import SignedLog
 from widgets.model import MAP_BATCH_SIZES, MAP_LRS, MAP_MOMENTA
 from widgets.settings import DEFAULTS, PRESETS, RANGES, to_query
 from widgets.stability import BOX, TRACES_PER_LOSS
@@ -261,7 +262,14 @@ class Dashboard:
         )
 
     def trajectory(self) -> np.ndarray:
-        return np.asarray(self.trace_y("Trajectory"), dtype=np.float64)
+        """The weights the trajectory has drawn: on a diverging run's signed log scale (the chart's
+        layout.meta.signed_log), the drawn positions mapped back to weights."""
+        drawn = np.asarray(self.trace_y("Trajectory"), dtype=np.float64)
+        c = self.page.evaluate("() => (scanlabChart('Trajectory').layout.meta || {}).signed_log ?? null")
+        if c is None:
+            return drawn
+        scale = SignedLog(c)
+        return np.array([scale.weight(v) if np.isfinite(v) else np.nan for v in drawn])
 
     def wait_for_trajectory(self, done, what: str) -> np.ndarray:
         """The trajectory's weights once done(weights) holds."""
@@ -937,13 +945,14 @@ def test_export_csv_downloads_the_run(dashboard):
 
 
 def test_markers_outside_the_axes_are_hidden_as_plotly_hides_them(dashboard):
-    # The Diverging preset's step 25 (w = 7.7e6) lies right of the landscape's axes, within the
-    # twice-wider band where its marker is still sent (widgets.figures.Landscape._path). Plotly
-    # hides a marker outside the axes' ranges in a subplot with a trace drawn over the axes' edge
-    # (the step markers); the front end moves markers itself (markersPlaced) and must do the same.
+    # The Diverging preset leaves the landscape's frame at step 4 (widgets.model.framed_weights): the
+    # current-step marker is then not sent (the path ends at the edge, an arrow says where), and the
+    # front end, which moves markers itself (markersPlaced), must take it away and bring it back
+    # as Plotly draws the chart anew. (Until the frame held the bowl, the marker of step 25 stood
+    # outside the axes, within a band where it was still sent, and had to be hidden.)
     dashboard.page.get_by_role("button", name="Diverging").click()
     dashboard.page.wait_for_function(
-        "() => scanlabChart('Loss landscape').layout.xaxis.range[1] > 1e6", timeout=20_000
+        "() => (scanlabChart('Loss landscape').layout.annotations || []).length === 1", timeout=20_000
     )
     readout = dashboard.slider("step").locator(".widget-readout")
     where = """() => {
@@ -952,9 +961,9 @@ def test_markers_outside_the_axes_are_hidden_as_plotly_hides_them(dashboard):
         return trace && trace.x.length ? Number(trace.x[0]) : null;
     }"""
     shown = []
-    # Step 24 first: at step N (60) the marker is off the band, so its return is drawn by Plotly;
-    # the next two steps move it (markersPlaced), out of the axes and back.
-    for step in ("24", "25", "24"):
+    # Step 3 first: at step N (60) the marker is off the chart, so its return is drawn by Plotly;
+    # the next two steps move it (markersPlaced), off the chart and back.
+    for step in ("3", "5", "3"):
         before = dashboard.page.evaluate(where)
         readout.fill(step)
         readout.press("Enter")
@@ -965,7 +974,8 @@ def test_markers_outside_the_axes_are_hidden_as_plotly_hides_them(dashboard):
         ]
         shown.append(landscape[0]["display"] if landscape else "absent")
         assert dashboard.redrawn_differently() == [], step
-    assert shown == [None, "none", None], shown  # hidden at step 25, shown again at step 24
+    assert shown[0] is None and shown[2] is None, shown  # drawn at step 3
+    assert shown[1] in ("none", "absent"), shown  # not drawn at step 5
 
 
 def test_playback_keeps_every_line_drawn(dashboard):

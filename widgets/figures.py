@@ -607,8 +607,11 @@ class Landscape(Chart):
     ]
 
     def layout(self, result, view):
+        # 10 px more on the left than the other charts: a frame around a diverging run's first steps
+        # has losses in the hundreds, whose labels and the axis title needed 60.7 px. Plotly widened
+        # the margin by a fraction of a pixel, on one drawing and not on the next.
         layout = base_layout(
-            self.title, "weight w", "average loss over all N·B examples", margin=TITLED_MARGIN
+            self.title, "weight w", "average loss over all N·B examples", margin={**TITLED_MARGIN, "l": 70}
         )
         layout["xaxis"]["range"], layout["yaxis"]["range"] = self._ranges(result)
         layout["annotations"] = self._leaving(result, view)
