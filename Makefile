@@ -97,7 +97,8 @@ test: $(VENV)/.installed-test chromium lab-env
 check: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -m "not browser"
 
-# The README's pictures (docs/screenshot*.png: 1440x900, 1024x768 ?view=projector, a 390 px phone),
+# The README's pictures (docs/screenshot*.png: 1440x900, 1024x768 ?view=projector, a 390 px phone,
+# the Diverging preset),
 # taken from `make run` in Chromium; e.g. `make screenshots VIEWS=screenshot-phone` for one.
 VIEWS ?=
 screenshots: $(VENV)/.installed-test chromium
