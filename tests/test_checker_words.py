@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 
 import jax.numpy as jnp
+import learner_corpus as corpus
 import pytest
 from jax import lax
 from test_core_carry_exercises import MOMENTUM, SCHEDULE
@@ -69,10 +70,23 @@ CATALOGUES = {
         **dict(WRONG.values()),
         step_with_extra_argument: {"error"},
         step_taking_one_batch: {"error"},
+        # The mistakes a later issue named, one learner's function each (tests/learner_corpus.py).
+        corpus.lr_applied_twice: {"lr_twice"},
+        corpus.batches_transposed: {"wrong_axis"},
+        corpus.full_batch_every_step: {"full_batch"},
+        corpus.previous_gradient: {"stale_gradient"},
+        corpus.carry_from_zero: {"carry_from_constant"},
+        corpus.module_learning_rate: {"lr_ignored"},
     },
-    core.check_momentum_step: {**MOMENTUM, step_without_momentum: {"error"}},
+    core.check_momentum_step: {
+        **MOMENTUM,
+        step_without_momentum: {"error"},
+        corpus.momentum_as_average: {"trace_as_average"},
+        corpus.momentum_optax_nesterov: {"nesterov"},
+    },
     core.check_scheduled_step: {
         **SCHEDULE,
+        corpus.schedule_mean_rate: {"schedule_one_rate"},
         schedule_returns_carry: {"returns_carry"},
         schedule_float_of_lr: {"host_sync"},
         step_with_extra_argument: {"error"},

@@ -13,15 +13,23 @@ import html
 import numpy as np
 
 import core
+from core.exercises.sandbox import NOT_RUN
 
-_PASS, _FAIL = "#e6f4ea", "#fce8e6"  # row backgrounds: green, red
+_PASS, _FAIL, _SKIPPED = "#e6f4ea", "#fce8e6", "#f1f3f4"  # row backgrounds: green, red, grey
 # The table's own colours: under a dark JupyterLab theme the inherited text is light, on light rows.
 _TEXT = "#1a1a1a"
 # The result in words; the glyph is decoration, hidden from screen readers.
 _MARK = {
     True: '<span aria-hidden="true">&#10004;</span> pass',
     False: '<span aria-hidden="true">&#10008;</span> fail',
+    None: '<span aria-hidden="true">&#8212;</span> not run',
 }
+
+
+def _result(finding) -> bool | None:
+    """True (passed), False (failed), or None for a check that was not run: its row is grey, since
+    an earlier row already says what stopped it."""
+    return None if finding.message.startswith(NOT_RUN) else finding.passed
 
 
 def _number(value) -> str:
@@ -97,9 +105,11 @@ class ExerciseReport:
         for finding in self.report.findings:
             # A passed check needs no hint; its cell says so rather than stay blank.
             hint = _NO_HINT if finding.passed else finding.hint
+            result = _result(finding)
+            background = {True: _PASS, False: _FAIL, None: _SKIPPED}[result]
             rows.append(
-                f'<tr style="background:{_PASS if finding.passed else _FAIL}">'
-                f"<td>{_MARK[finding.passed]}</td>"
+                f'<tr style="background:{background}">'
+                f"<td>{_MARK[result]}</td>"
                 f"<td><code>{html.escape(finding.code)}</code></td>"
                 f"<td>{html.escape(finding.message)}</td>"
                 f"<td>{html.escape(hint)}</td>"
@@ -116,9 +126,9 @@ class ExerciseReport:
     def __repr__(self) -> str:
         lines = [self.summary()]
         for finding in self.report.findings:
-            mark = "ok  " if finding.passed else "FAIL"
+            mark = {True: "ok  ", False: "FAIL", None: "--  "}[_result(finding)]
             lines.append(f"  {mark} {finding.code}: {finding.message}")
-            if not finding.passed:
+            if _result(finding) is False:
                 lines.append(f"       hint: {finding.hint}")
         return "\n".join(lines)
 

@@ -10,20 +10,24 @@ that mistake's float64 model, and on at least one case only that mistake's.
 
 The checks (`CARRY_CHECKS`), in order:
 
-- "numbers": three cases each (the worked example, three distinct batches, one batch; the
-  schedule's second case rises, a warm-up, where the first decays). The momentum models: the
-  right heavy-ball step as Optax defines it (trace = g + momentum * trace, then w - lr * trace,
-  the trace starting at 0), the trace not carried (plain gradient descent), momentum applied to
-  the weight (trace = g + momentum * w, or w = momentum * w - lr * g), and the trace updated after
-  it is used (w - lr * old trace). The schedule models: lr_schedule[i] at step i, one entry at
-  every step (a Python counter in the body, read once when the scan traces it: lr_schedule[0] or
-  lr_schedule[1]), the schedule shifted by one (forward with the last entry repeated, or back,
-  clamped or wrapped around), and the schedule and the batches paired in another order (the
-  schedule reversed, the batches reversed, or the whole scan run backwards). On the distinct
-  batches, an output of N or N+1 numbers is `returns_history` and a pair is `returns_carry`.
-- "traced": `jax.jit` of the function with every argument traced must run and give the right
-  final weight on the distinct batches (judged once the numbers are right).
-- "loop": core.exercises.loop's check: a `scan` in the jaxpr, of the same size for N = 2 and N = 6.
+- "numbers": three cases each (the worked example, three distinct batches, one batch; the schedule's
+  second case rises, a warm-up, where the first decays). The momentum models: the right heavy-ball
+  step as Optax defines it (trace = g + momentum * trace, then w - lr * trace, the trace starting at
+  0), the trace not carried (plain gradient descent), momentum applied to the weight (trace = g +
+  momentum * w, or w = momentum * w - lr * g), the trace updated after it is used (w - lr * old
+  trace), the trace as an average (momentum * trace + (1 - momentum) * g), and Nesterov's momentum
+  (Optax's nesterov=True, or the gradient at the look-ahead weight). The schedule models:
+  lr_schedule[i] at step i, one entry at every step (a Python counter in the body, read once when
+  the scan traces it: lr_schedule[0] or lr_schedule[1]), the schedule shifted by one (forward with
+  the last entry repeated, or back, clamped or wrapped around), the schedule and the batches paired
+  in another order (the schedule reversed, the batches reversed, or the whole scan run backwards),
+  and one rate that is no counter's at every step (the schedule's mean or its last entry). On the
+  distinct batches, an output of N or N+1 numbers is `returns_history` and a pair is
+  `returns_carry`.
+- "traced": `jax.jit` of the function with every argument traced must run and give the right final
+  weight on the distinct batches (judged once the numbers are right).
+- "loop": core.exercises.loop's check: a `scan` in the jaxpr, the step's operations not repeating
+  with N.
 """
 
 from __future__ import annotations
@@ -42,10 +46,16 @@ from core.exercises.report import DEFAULT_TIMEOUT, WRONG_RESULT, Exercise, Findi
 from core.exercises.sandbox import call, run
 
 _COMMON = ("returns_history", "returns_carry", "not_scan", "host_sync", "error")
-MOMENTUM_MISTAKES = ("state_not_carried", "momentum_on_weight", "trace_after_use") + _COMMON
-"""The momentum exercise's public mistake codes."""
-SCHEDULE_MISTAKES = ("schedule_closed_over", "schedule_off_by_one", "schedule_wrong_order") + _COMMON
-"""The schedule exercise's public mistake codes."""
+MOMENTUM_MISTAKES = (
+    ("state_not_carried", "momentum_on_weight", "trace_after_use")
+    + _COMMON
+    + ("trace_as_average", "nesterov")
+)
+"""The momentum exercise's public mistake codes (new ones appended)."""
+SCHEDULE_MISTAKES = (
+    ("schedule_closed_over", "schedule_off_by_one", "schedule_wrong_order") + _COMMON + ("schedule_one_rate",)
+)
+"""The schedule exercise's public mistake codes (new ones appended)."""
 CARRY_CHECKS = ("numbers", "traced", "loop")
 """The checks of both exercises, in the order they run."""
 
@@ -98,6 +108,15 @@ class _MomentumCase(NamedTuple):
                 w = w - self.lr * (g + m * w)
             elif rule == "weight decayed":
                 w = m * w - self.lr * g
+            elif rule == "average":
+                trace = m * trace + (1.0 - m) * g
+                w = w - self.lr * trace
+            elif rule == "nesterov":  # Optax's nesterov=True
+                trace = g + m * trace
+                w = w - self.lr * (g + m * trace)
+            elif rule == "look-ahead":  # the gradient at the weight the trace is about to reach
+                trace = _gradient(w - self.lr * m * trace, x, y) + m * trace
+                w = w - self.lr * trace
             else:  # "after use"
                 w, trace = w - self.lr * trace, g + m * trace
         return w
@@ -112,6 +131,17 @@ class _MomentumCase(NamedTuple):
                 (self.run("weight decayed"), "new_w = momentum * w - lr * gradient"),
             ],
             "trace_after_use": [(self.run("after use"), "")],
+            "trace_as_average": [(self.run("average"), "")],
+            "nesterov": [
+                (
+                    self.run("nesterov"),
+                    "new_w = w - lr * (gradient + momentum * trace), Optax's nesterov=True",
+                ),
+                (
+                    self.run("look-ahead"),
+                    "the gradient taken at the look-ahead weight w - lr * momentum * trace",
+                ),
+            ],
         }
 
 
@@ -183,7 +213,20 @@ class _ScheduleCase(NamedTuple):
             found[pattern] = [
                 (self.run(steps), self.steps_text(steps)) for steps in options if steps != right
             ]
+        # One rate that is no single entry at step 0 or 1 (a counter's): the mean, or the last.
+        mean, last = float(np.mean(self.schedule)), self.schedule[-1]
+        found["schedule_one_rate"] = [
+            (self.constant(mean), f"lr {mean:g}, the schedule's mean, at every step"),
+            (self.constant(last), f"lr {last:g}, the schedule's last entry, at every step"),
+        ]
         return found
+
+    def constant(self, lr: float) -> float:
+        """The final weight with the rate `lr` at every step, in float64."""
+        w = self.w
+        for x, y in zip(self.x, self.y, strict=True):
+            w = w - lr * _gradient(w, x, y)
+        return w
 
     def steps_text(self, steps) -> str:
         return ", ".join(f"lr {self.schedule[k]:g} with batch {i}" for k, i in steps)

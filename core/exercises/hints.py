@@ -85,6 +85,37 @@ SCAN_STEP_HINTS = {
         "y_batches have shape (N, B). Inside the body, unpack the batch with x, y = batch, and return "
         "the 2-tuple (new_w, None)."
     ),
+    "lr_twice": (
+        'The exercise: "new_w = w - lr * gradient": lr multiplies the gradient once. If the gradient '
+        "your body computes already includes lr (a loss or helper scaled by it), do not multiply by lr "
+        "again."
+    ),
+    "wrong_axis": (
+        'The exercise: "The two batch arrays have the same shape (N, B)" and "Use each paired row '
+        '(x_batches[i], y_batches[i]) exactly once, in order." lax.scan steps along the first axis: '
+        "pass (x_batches, y_batches) as they are (no .T, no x_batches[:, i]), and sum the loss over the "
+        "B examples of the row the body receives."
+    ),
+    "full_batch": (
+        'The exercise: "Starting from w, take one gradient-descent step per batch" and "Use each paired '
+        'row (x_batches[i], y_batches[i]) exactly once, in order." Step i takes its gradient on the row '
+        "the scan hands the body, not on the whole x_batches and y_batches."
+    ),
+    "stale_gradient": (
+        "The exercise's worked example: \"The first step's gradient is -4 and gives 0.4; the second, "
+        'taken at 0.4, is -2.4 and gives 0.64." Each step takes its gradient at the weight it receives, '
+        "on its own batch, and applies it at once: no gradient kept in the carry for the next step."
+    ),
+    "carry_from_constant": (
+        'The exercise: "Starting from w, take one gradient-descent step per batch". The scan\'s initial '
+        "carry is the w your function receives: lax.scan(step, w, (x_batches, y_batches)), not 0.0 or "
+        "jnp.zeros(())."
+    ),
+    "lr_ignored": (
+        'The exercise: "The scalar lr is the learning rate and stays fixed throughout the scan." Use the '
+        "lr your function receives, not a number written in the body: the checker calls it with other "
+        "rates."
+    ),
     # Not a hint: what a host_sync message says was traced.
     "traced values": "the weight or a batch, not lr",
     WRONG_RESULT: (
@@ -110,6 +141,15 @@ SCAN_STEP_EXPLANATIONS = {
     "lax.scan what the function returns?)",
     "each_step_from_initial_w": "what one step from the initial weight on the last batch gives: every "
     "step starts from the initial w instead of the carry",
+    "lr_twice": "what lr applied twice, new_w = w - lr * lr * gradient, gives",
+    "wrong_axis": "what the batches scanned along the wrong axis ({rows}) give: one step per column "
+    "instead of one per row",
+    "full_batch": "what every batch's gradient at every step ({rows}) gives: each step must use its own "
+    "batch only",
+    "stale_gradient": "what applying at each step the gradient the previous step took (0 at the first "
+    "step) gives",
+    "carry_from_constant": "what the scan started from w = {rows} instead of the given w = {w} gives",
+    "lr_ignored": "what a learning rate of {rows} in place of lr = {lr} gives: the lr argument is not used",
 }
 
 # --- momentum_training_step(w, lr, momentum, x_batches, y_batches) -------------------------------
@@ -153,6 +193,18 @@ MOMENTUM_HINTS = {
         "x_batches and y_batches have shape (N, B). The body takes the carry (w, trace) and a batch "
         "(x, y), and returns ((new_w, new_trace), None)."
     ),
+    "trace_as_average": (
+        "The exercise: trace = gradient + momentum * trace, heavy-ball momentum \"as Optax's "
+        'optax.sgd(lr, momentum=momentum) does it". The gradient enters the trace whole: the average '
+        "momentum * trace + (1 - momentum) * gradient, which some libraries call momentum, takes "
+        "steps 1 - momentum times as long at first."
+    ),
+    "nesterov": (
+        'The exercise: "heavy-ball momentum, as Optax\'s optax.sgd(lr, momentum=momentum) does it": '
+        "the gradient at the weight w itself, trace = gradient + momentum * trace, then new_w = "
+        "w - lr * trace. Nesterov's variant (nesterov=True, or the gradient at a look-ahead weight) is "
+        "another optimizer."
+    ),
     "traced values": "the weight, the trace, lr or momentum",
     WRONG_RESULT: (
         "The exercise: starting from w and a trace of 0, for each batch in order: gradient = "
@@ -167,6 +219,9 @@ MOMENTUM_EXPLANATIONS = {
     "momentum_on_weight": "what momentum applied to the weight gives ({rows})",
     "trace_after_use": "what stepping with the previous step's trace and updating it afterwards gives "
     "(the first step then moves by lr * 0)",
+    "trace_as_average": "what the trace as an average, trace = momentum * trace + (1 - momentum) * "
+    "gradient, gives",
+    "nesterov": "what Nesterov's momentum ({rows}) gives, instead of heavy-ball",
 }
 
 # --- scheduled_training_step(w, lr_schedule, x_batches, y_batches) --------------------------------
@@ -210,6 +265,11 @@ SCHEDULE_HINTS = {
         "with lr_schedule of shape (N,) and the batches (N, B). The body takes the carry w and the "
         "inputs (lr, x, y) and returns (new_w, None)."
     ),
+    "schedule_one_rate": (
+        'The exercise: "step i uses lr_schedule[i] with the batch (x_batches[i], y_batches[i])": each '
+        "step its own entry, scanned with its batch, not one rate (the schedule's mean or its last "
+        "entry) for every step."
+    ),
     "traced values": "the weight, the schedule or a batch",
     WRONG_RESULT: (
         "The exercise: starting from w, for each step i in order: gradient = 2 * sum((w*x - y) * x) "
@@ -222,4 +282,5 @@ SCHEDULE_EXPLANATIONS = {
     "counter or index in the body is read once, when lax.scan traces it",
     "schedule_off_by_one": "what the schedule shifted by one step gives ({rows})",
     "schedule_wrong_order": "what the schedule and the batches paired in another order give ({rows})",
+    "schedule_one_rate": "what one rate for every step gives ({rows})",
 }

@@ -1,10 +1,12 @@
 """The "loop" check: is there a `lax.scan`, or is the step unrolled?
 
 `jax.make_jaxpr` at N = 2 and N = 6 (lr fixed, so a static lr does not hide the loop). No `scan`
-primitive in the jaxpr, nested ones included, or more equations at N = 6 than at N = 2 (an unrolled
-Python loop), is `not_scan`. `lax.fori_loop` with a static trip count lowers to `scan` and passes;
-`lax.while_loop` is a compiled loop but not `scan`, and does not. As the exercises ask, `not_scan`
-is reported only when the final weights are right.
+primitive in the jaxpr, nested ones included, or the step's own arithmetic repeating with N (an
+unrolled Python loop: more multiplications, sums, ... at N = 6 than at N = 2), is `not_scan`. Only
+moving data may grow with N: `list(ys)` after a scan slices its output N times, and that is no loop.
+`lax.fori_loop` with a static trip count lowers to `scan` and passes; `lax.while_loop` is a
+compiled loop but not `scan`, and does not. As the exercises ask, `not_scan` is reported only when
+the final weights are right.
 """
 
 from __future__ import annotations
@@ -33,6 +35,35 @@ def _equations(jaxpr):
                 yield from _equations(sub)
 
 
+# Primitives that move, reshape or wrap data and compute nothing: a scan's output turned into a
+# Python list or stacked again adds these per step, while an unrolled step repeats its arithmetic.
+_MOVING = frozenset(
+    {
+        "slice",
+        "squeeze",
+        "dynamic_slice",
+        "dynamic_update_slice",
+        "gather",
+        "concatenate",
+        "reshape",
+        "broadcast_in_dim",
+        "convert_element_type",
+        "copy",
+        "copy_p",
+        "pjit",
+        "jit",
+        "closed_call",
+        "expand_dims",
+    }
+)
+
+
+def _repeating(counts: dict) -> dict:
+    """primitive -> how many more of it at N = 6 than at N = 2, for the primitives that compute."""
+    grown = {name: counts[6].get(name, 0) - counts[2].get(name, 0) for name in counts[6]}
+    return {name: more for name, more in grown.items() if more > 0 and name not in _MOVING}
+
+
 def check_loop(exercise: Exercise, fn, state: dict) -> Finding:
     """The "loop" check of any exercise: its `trace` gives the learner's jaxpr."""
     return loop_finding(lambda n, x, y: exercise.trace(fn, n, x, y), state, exercise.hints)
@@ -41,7 +72,7 @@ def check_loop(exercise: Exercise, fn, state: dict) -> Finding:
 def loop_finding(trace, state: dict, hints: dict) -> Finding:
     """The "loop" check: `trace(n, x, y)` gives the learner's ClosedJaxpr for (n, 3) batches x and y
     (lr fixed, so that a static lr does not hide the loop); `hints` has "not_scan" and "host_sync"."""
-    sizes, primitives = {}, {}
+    sizes, primitives, counts = {}, {}, {}
     for n in (2, 6):
         ones = np.ones((n, 3), np.float32)
         try:
@@ -58,14 +89,18 @@ def loop_finding(trace, state: dict, hints: dict) -> Finding:
         equations = list(_equations(jaxpr))
         sizes[n] = len(equations)
         primitives[n] = {eqn.primitive.name for eqn in equations}
+        counts[n] = {}
+        for eqn in equations:
+            counts[n][eqn.primitive.name] = counts[n].get(eqn.primitive.name, 0) + 1
     has_scan = "scan" in primitives[6]
-    unrolled = sizes[6] > sizes[2]
+    repeating = _repeating(counts)
+    unrolled = bool(repeating)
     if has_scan and not unrolled:
         return Finding(
             "loop",
             True,
-            f"The traced program has a lax.scan and the same size for N = 2 and N = 6 batches "
-            f"({sizes[2]} operations).",
+            f"The traced program has a lax.scan, and its step's operations do not repeat with N "
+            f"({sizes[2]} operations for N = 2 batches, {sizes[6]} for N = 6).",
             "",
             sizes[2],
             sizes[6],
@@ -73,7 +108,9 @@ def loop_finding(trace, state: dict, hints: dict) -> Finding:
     if unrolled:
         message = (
             f"The traced program grows with N: {sizes[2]} operations for N = 2 batches, {sizes[6]} for "
-            "N = 6. The loop is unrolled, one copy of the step per batch (a Python loop)."
+            "N = 6, the step's own arithmetic repeating ("
+            + ", ".join(f"{more} more {name}" for name, more in sorted(repeating.items()))
+            + "). The loop is unrolled, one copy of the step per batch (a Python loop)."
         )
         expected, actual = sizes[2], sizes[6]
     else:

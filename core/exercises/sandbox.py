@@ -1,17 +1,21 @@
 """Running a learner's function: each check in a thread of its own under a time limit, and the
 learner's exceptions told in the learner's words.
 
-Any exception the learner's function raises is `error` (a tracer-conversion error with lr concrete
-is `host_sync`), with the exception's type, the last line of the learner's own code in the
-traceback (JAX, NumPy, the standard library and this package filtered out) and the first line of
-its message. Each check runs in a daemon thread for at most `timeout` seconds; past it the finding
-says "too slow" under `error` and the next check runs. The thread is then stopped: a trace function
-(`sys.settrace`, installed in the check's thread only, tracing only the learner's own files line by
-line) raises an exception at the next line of the learner's code. An asynchronous exception
-(`PyThreadState_SetAsyncExc`) is only the fallback (`_watch`), repeated each second for a thread
-that is still running: it lands in whatever Python code runs next, often JAX's garbage-collector
-callback, which swallows it. A compiled XLA loop that never ends cannot be stopped either way and
-keeps its thread busy until the process exits.
+Any exception the learner's function raises is `error` (a tracer-conversion error, or one raised
+from it such as NumPy's "setting an array element with a sequence", is `host_sync`), with the
+exception's type, the last line of the learner's own code in the traceback (JAX, NumPy, the standard
+library and this package filtered out), the lines of its message that say how (JAX's pointers
+elsewhere dropped), and the usual causes in words where they are known. Each check runs in a daemon
+thread for at most `timeout` seconds; past it the finding says "too slow" under `error` and the
+remaining checks are not run (each would wait as long). An `error` raised by the learner's function
+is said once too: the checks after it are not run, and a later check that raises an error said
+already is marked not run. A thread out of time is stopped: a trace function (`sys.settrace`, installed
+in the check's thread only, tracing only the learner's own files line by line) raises an exception
+at the next line of the learner's code. An asynchronous exception (`PyThreadState_SetAsyncExc`) is
+only the fallback (`_watch`), repeated each second for a thread that is still running: it lands in
+whatever Python code runs next, often JAX's garbage-collector callback, which swallows it. A
+compiled XLA loop that never ends cannot be stopped either way and keeps its thread busy until the
+process exits.
 
 The checks run the learner's code under JAX's standard type and rank promotion whatever the global
 setting, and read no other thread-local JAX configuration of the caller.
@@ -74,6 +78,48 @@ def _first_line(exc: BaseException) -> str:
     return _shorten(lines[0].strip().rstrip(".")) if lines else ""
 
 
+# Lines of a JAX message that point elsewhere (a URL, where JAX traced) or say nothing the learner
+# can act on: dropped, while the lines between that say how (float32[] against float32[1]) stay.
+_NOISE = ("See http", "Revise the function", "The error occurred while", "For simplicity", "-----")
+
+# What usually causes an error JAX words in its own terms, said in the learner's.
+_CAUSES = {
+    "carry input and carry output must have equal types": (
+        "The carry changed its shape or dtype in one step. Usual causes: a sum with keepdims=True, a "
+        "gradient taken with respect to the wrong argument (the batch instead of w), or a batch row "
+        "returned as the new weight"
+    ),
+}
+
+
+def _explanation(exc: BaseException) -> str:
+    """The lines of `exc`'s message that explain it (its first line and the next few that say how,
+    without JAX's pointers elsewhere), then the usual causes in words where they are known."""
+    lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
+    if not lines:
+        return ""
+    kept = [lines[0].rstrip(":").rstrip(".")]
+    for line in lines[1:4]:
+        if line.startswith(_NOISE):
+            break
+        kept.append(line.rstrip("."))
+    text = _shorten(". ".join(kept), 400)
+    causes = [words for key, words in _CAUSES.items() if key in lines[0]]
+    return ". ".join([text, *causes])
+
+
+def _tracer_error(exc: BaseException) -> BaseException | None:
+    """The tracer-conversion error `exc` is or was raised from (NumPy's "setting an array element
+    with a sequence" comes from one: a NumPy array cannot hold a traced value), else None."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, TRACER_ERRORS):
+            return exc
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
 def summary(exc: BaseException) -> str:
     """'TypeError: <first line of the message>', for Finding.actual."""
     first = _first_line(exc)
@@ -90,8 +136,8 @@ def describe_error(exc: BaseException) -> str:
             where += f": `{_shorten(frame.line.strip(), 100)}`"
     else:
         where = "inside JAX, called by your function"
-    first = _first_line(exc)
-    return f"{type(exc).__name__} {where}" + (f": {first}" if first else "")
+    said = _explanation(exc)
+    return f"{type(exc).__name__} {where}" + (f": {said}" if said else "")
 
 
 class Raised(Exception):
@@ -113,9 +159,15 @@ def failure(raised: Raised, hints: dict, code: str | None = None) -> Finding:
     """The finding for a call that raised: host_sync for a tracer conversion, else error."""
     error = raised.error
     if code is None:
-        code = "host_sync" if isinstance(error, TRACER_ERRORS) else "error"
+        code = "host_sync" if _tracer_error(error) is not None else "error"
     message = f"{raised.doing[0].upper()}{raised.doing[1:]}, your function raised {describe_error(error)}."
-    if code == "host_sync":
+    if code == "host_sync" and not isinstance(error, TRACER_ERRORS):
+        message += (
+            f" A NumPy array cannot hold a traced value ({hints['traced values']}): writing one into "
+            "it in place (weights[i] = w) asks for its number, which exists only after the scan has "
+            "run. Return the weights as the scan's per-step output instead."
+        )
+    elif code == "host_sync":
         message += (
             f" It converts a traced value ({hints['traced values']}) to a Python or NumPy value, "
             "which fails inside lax.scan and under jax.jit."
@@ -180,9 +232,12 @@ def _watch(thread: threading.Thread, grace: float = 1.0) -> None:
     threading.Thread(target=watchdog, name="scanlab-watchdog", daemon=True).start()
 
 
-def _run_check(name: str, check, doing: str, hints: dict, fn, state: dict, timeout: float) -> Finding:
+def _run_check(name: str, check, doing: str, hints: dict, fn, state: dict, timeout: float):
     """`check(fn, state)` in a daemon thread for at most `timeout` seconds; `doing` says what it
-    does (for an error message) and `hints` has the "error" and "host_sync" hints."""
+    does (for an error message) and `hints` has the "error" and "host_sync" hints.
+
+    Returns (the Finding, how it ended): "ran" when the check returned, "raised" when the learner's
+    function raised, "timed out" when it did not return in time."""
     box = {}
     stop = threading.Event()
 
@@ -210,13 +265,12 @@ def _run_check(name: str, check, doing: str, hints: dict, fn, state: dict, timeo
     if thread.is_alive():
         _watch(thread)
     if "finding" in box:
-        return box["finding"]
+        return box["finding"], "ran"
     if "error" in box:
         error = box["error"]
-        if isinstance(error, Raised):
-            return failure(error, hints)
-        return failure(Raised(error, doing), hints)
-    return Finding(
+        raised = error if isinstance(error, Raised) else Raised(error, doing)
+        return failure(raised, hints), "raised"
+    finding = Finding(
         "error",
         False,
         f"too slow: did not return within {timeout:g} s ({doing}). Is there a loop that never ends?",
@@ -224,6 +278,17 @@ def _run_check(name: str, check, doing: str, hints: dict, fn, state: dict, timeo
         f"a result within {timeout:g} s",  # the time limit, said as what was expected
         "no result",
     )
+    return finding, "timed out"
+
+
+NOT_RUN = "Not run"
+"""How the message of a check that was not run begins (widgets.exercise shows such a row apart)."""
+
+
+def _not_run(name: str, why: str, hint: str) -> Finding:  # why: ": ..." or " to the end: ..."
+    """A check's finding when it was not run (or its run only repeated an earlier error): the
+    check's name as its code, not passed, the reason, and the hint of the error that stopped it."""
+    return Finding(name, False, NOT_RUN + why, hint)
 
 
 def run(exercise: Exercise, fn, timeout) -> Report:
@@ -245,8 +310,12 @@ def run(exercise: Exercise, fn, timeout) -> Report:
     ):
         raise ValueError(f"timeout must be a finite positive number of seconds, got {timeout!r}"[:200])
     state: dict = {}
-    findings = [
-        _run_check(
+    findings, why_not = [], None  # why_not: why the remaining checks are not run
+    for name, check, doing in exercise.checks:
+        if why_not is not None:
+            findings.append(_not_run(name, why_not, exercise.hints["error"]))
+            continue
+        finding, ended = _run_check(
             name,
             lambda fn, state, check=check: check(exercise, fn, state),
             doing,
@@ -255,7 +324,18 @@ def run(exercise: Exercise, fn, timeout) -> Report:
             state,
             float(timeout),
         )
-        for name, check, doing in exercise.checks
-    ]
+        # A function that never returns would cost the learner the time limit once per check, and
+        # an error raised on every call would fill every row with the same words: say it once.
+        if ended == "timed out":
+            why_not = f": the {name} check ran out of time; every other check calls the same function."
+        elif ended == "raised" and finding.code == "error":
+            why_not = f": your function raised an error in the {name} check (see there); fix it first."
+        elif ended == "raised":
+            same = [i for i, f in enumerate(findings) if (f.code, f.actual) == (finding.code, finding.actual)]
+            if same:
+                first = exercise.checks[same[0]][0]
+                why = f" to the end: it raised the same error as in the {first} check (see there)."
+                finding = _not_run(name, why, finding.hint)
+        findings.append(finding)
     found = frozenset(f.code for f in findings if not f.passed and f.code in exercise.mistakes)
     return Report(all(f.passed for f in findings), found, findings)

@@ -8,16 +8,20 @@ the right update and of every mistake on the same case, the jaxpr is inspected f
 
 The four checks (`CHECKS`), in the order they run, each give one `Finding`:
 
-- "numbers": three cases: the worked example (w = 0, lr = 0.1, x = y = ones((2, 2))), three distinct
-  batches of three examples, and one batch (N = 1). On each, the final weight is compared with the
-  model of the right update and of each mistake: gradients summed at the initial weight, the first
-  row at every step, every other order of the rows, one row skipped or repeated, the gradient
-  divided by B, without its factor 2, or added (c in 1 - c*lr*S: 2 right, 2/B, 1, -2). The models
-  are 5 % apart or more on the distinct batches, and the match tolerance is 1e-4 (relative, for
-  float32). A code is diagnosed when on every case the result matches either the right value or
-  that code's model, and on at least one case only that code's model. An output whose length
-  follows N (N or N+1 entries), or the (carry, outputs) pair of `lax.scan`, is `returns_history`,
-  diagnosed on the N = 3 case; its last entry is then the final weight.
+- "numbers": four cases: the worked example (w = 0, lr = 0.1, x = y = ones((2, 2))), three distinct
+  batches of three examples, one batch (N = 1), and two batches of three (non-square, so that the
+  batches scanned along the wrong axis take three steps). On each, the final weight is compared
+  with the model of the right update and of each mistake: gradients summed at the initial weight,
+  the first row at every step, every other order of the rows, one row skipped or repeated, the
+  gradient divided by B, without its factor 2, or added (c in 1 - c*lr*S: 2 right, 2/B, 1, -2), lr
+  applied twice, x_batches transposed (or column i at step i), every batch's gradient at every
+  step (summed or averaged), the previous step's gradient applied (0 at the first), the carry
+  started from 0 instead of w, and lr hard-coded (0.1, 0.01 or 0.05). The match tolerance is 1e-4
+  (relative, for float32); every pair of patterns is 4 % apart or more on the distinct batches or
+  on the two batches of three. A code is diagnosed when on every case the result matches either
+  the right value or that code's model, and on at least one case only that code's model. An
+  output whose length follows N (N or N+1 entries), or the (carry, outputs) pair of `lax.scan`, is
+  `returns_history`, diagnosed on the N = 3 case; its last entry is then the final weight.
 - "dtype": w as a float32 array and float32 batches in, the final weight must come out float32: a
   Python float is a change, and so is float64 when the same call runs under `jax_enable_x64`.
 - "traced_lr": `jax.jit` of the function with every argument traced, for three values of lr. If it
@@ -69,6 +73,16 @@ from core.exercises.report import (
 )
 from core.exercises.sandbox import call, describe_error, run, summary
 
+# The numeric mistakes a later issue named, each with a float64 model in `_outcomes`.
+_LATER_NUMERIC = (
+    "lr_twice",
+    "wrong_axis",
+    "full_batch",
+    "stale_gradient",
+    "carry_from_constant",
+    "lr_ignored",
+)
+
 MISTAKES = (
     "accumulated_gradients",
     "reused_first_row",
@@ -83,8 +97,9 @@ MISTAKES = (
     "not_scan",
     "host_sync",
     "error",
+    *_LATER_NUMERIC,
 )
-"""The public, stable mistake codes, in the order the issue lists them."""
+"""The public, stable mistake codes, in the order the issues list them (new ones appended)."""
 
 CHECKS = ("numbers", "dtype", "traced_lr", "loop")
 """The checks, in the order they run; a passing finding carries its check's name as its code."""
@@ -118,7 +133,17 @@ _ROWS = _Case(
     np.array([[1.0, -2.0, -2.0], [-0.5, 2.0, 2.0], [-0.5, -1.0, 1.0]]),
 )
 _SINGLE = _Case("one batch", 0.5, 0.125, np.array([[1.0, -0.5, 0.5]]), np.array([[2.0, 1.0, -1.0]]))
-_CASES = (_SEED, _ROWS, _SINGLE)
+# Non-square, so that batches scanned along the wrong axis take another number of steps; it tells
+# apart the mistakes whose models come close on the other cases (the full-batch gradient and a
+# repeated row, a hard-coded lr and another order, ...).
+_WIDE = _Case(
+    "two batches of three",
+    2.0,
+    0.25,
+    np.array([[1.0, 0.5, -2.0], [1.0, 0.5, 0.25]]),
+    np.array([[-2.0, -1.0, 1.0], [1.0, -0.5, 0.25]]),
+)
+_CASES = (_SEED, _ROWS, _SINGLE, _WIDE)
 
 
 # The patterns a result is matched against: the right update, the numeric mistakes, and two slips
@@ -131,6 +156,7 @@ _NUMERIC_CODES = (
     "mean_not_sum",
     "missing_factor_two",
     "wrong_sign",
+    *_LATER_NUMERIC,
 )
 _SLIPS = ("unchanged", "each_step_from_initial_w")
 _PATTERNS = ("correct",) + _NUMERIC_CODES + _SLIPS
@@ -151,6 +177,26 @@ def _gradient(case: _Case, w: float, i: int) -> float:
     return 2.0 * float(np.sum((w * case.x[i] - case.y[i]) * case.x[i]))
 
 
+# The rates a learner may write in place of lr: the worked example's and the usual round ones.
+_HARD_CODED_LRS = (0.1, 0.01, 0.05)
+
+
+def _full_batch(case: _Case, scale: float) -> float:
+    """N steps, each with the gradient of every batch at the current weight, times `scale`."""
+    w = case.w
+    for _ in range(case.n):
+        w = w - case.lr * scale * sum(_gradient(case, w, i) for i in range(case.n))
+    return w
+
+
+def _stale(case: _Case) -> float:
+    """Each step applies the gradient the previous step took (0 at the first), in a carry (w, g)."""
+    w, previous = case.w, 0.0
+    for i in range(case.n):
+        w, previous = w - case.lr * previous, _gradient(case, w, i)
+    return w
+
+
 def _outcomes(case: _Case) -> dict:
     """pattern -> [(final weight, the rows it used as text, or "")] on `case`."""
     n, rows = case.n, list(range(case.n))
@@ -166,6 +212,22 @@ def _outcomes(case: _Case) -> dict:
         "mean_not_sum": [(_descend(case, rows, 2.0 / case.x.shape[1]), "")],
         "missing_factor_two": [(_descend(case, rows, 1.0), "")],
         "wrong_sign": [(_descend(case, rows, -2.0), "")],
+        "lr_twice": [(_descend(case, rows, 2.0 * case.lr), "")],
+        # Scanning x_batches.T (B steps over columns), or column i at step i: the loss summed
+        # over the batches' axis instead of the examples'.
+        "wrong_axis": [
+            (_descend(case._replace(x=case.x.T, y=case.y.T), range(case.x.shape[1])), "x_batches.T"),
+            (
+                _descend(case._replace(x=case.x.T, y=case.y.T), range(min(case.x.shape))),
+                "x_batches[:, i] at step i",
+            ),
+        ],
+        "full_batch": [(_full_batch(case, 1.0), "summed"), (_full_batch(case, 1.0 / n), "averaged")],
+        "stale_gradient": [(_stale(case), "")],
+        "carry_from_constant": [(_descend(case._replace(w=0.0), rows), "0")],
+        "lr_ignored": [
+            (_descend(case._replace(lr=lr), rows), f"{lr:g}") for lr in _HARD_CODED_LRS if lr != case.lr
+        ],
         "unchanged": [(case.w, "")],
         "each_step_from_initial_w": [(case.w - case.lr * _gradient(case, case.w, n - 1), "")],
     }
@@ -238,7 +300,7 @@ def _numbers_finding(
     wrong = [i for i, found in enumerate(per_case) if "correct" not in found]
     # Say it on the case that shows it best: the worked example's own 0.8 for accumulated gradients and for
     # slips, otherwise the distinct batches (where every model differs), else the first wrong case.
-    preferred = (0, 1, 2) if pattern in ("accumulated_gradients", WRONG_RESULT, *_SLIPS) else (1, 0, 2)
+    preferred = (0, 1, 2, 3) if pattern in ("accumulated_gradients", WRONG_RESULT, *_SLIPS) else (1, 0, 2, 3)
     index = next(i for i in preferred if i in wrong and (pattern == WRONG_RESULT or pattern in per_case[i]))
     case, actual, right = _CASES[index], values[index], expected[index]
     message = (
@@ -257,6 +319,7 @@ def _numbers_finding(
             n=case.n,
             last=case.n - 1,
             b=case.x.shape[1],
+            lr=num(case.lr),
         )
         message += f" {num(actual)} is {explanation}."
         code = pattern if pattern in MISTAKES else WRONG_RESULT

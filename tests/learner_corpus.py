@@ -1,0 +1,709 @@
+"""Learner-style functions for the three exercises, each with the mistake codes it must get.
+
+Written as learners write them: right answers in many styles (a tuple or dict carry, fori_loop,
+Optax, value_and_grad, jax.debug.print, functools.partial, jit) and every single mistake the
+checker names, one per function. A few are adapted from public JAX code; their source is in a
+comment. tests/test_learner_corpus.py runs each through `exercise(fn)` as the notebook does.
+"""
+
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+from jax import lax
+
+
+def loss(w, x, y):
+    return jnp.sum((w * x - y) ** 2)
+
+
+def grad(w, x, y):
+    return 2 * jnp.sum((w * x - y) * x)
+
+
+# --- scan_training_step(w, lr, x_batches, y_batches) -------------------------------------------
+
+
+def scan_closure(w, lr, x_batches, y_batches):
+    def step(w, batch):
+        x, y = batch
+        return w - lr * grad(w, x, y), None
+
+    final_w, _ = lax.scan(step, w, (x_batches, y_batches))
+    return final_w
+
+
+def scan_value_and_grad(w, lr, x_batches, y_batches):
+    def step(w, batch):
+        value, g = jax.value_and_grad(loss)(w, *batch)
+        return w - lr * g, value
+
+    final_w, _losses = lax.scan(step, w, (x_batches, y_batches))
+    return final_w
+
+
+def scan_dict_carry(w, lr, x_batches, y_batches):
+    def step(state, batch):
+        g = jax.grad(loss)(state["w"], batch["x"], batch["y"])
+        return {"w": state["w"] - lr * g}, None
+
+    state, _ = lax.scan(step, {"w": w}, {"x": x_batches, "y": y_batches})
+    return state["w"]
+
+
+def scan_tuple_carry_with_count(w, lr, x_batches, y_batches):
+    def step(carry, batch):
+        w, k = carry
+        return (w - lr * grad(w, *batch), k + 1), None
+
+    (final_w, _), _ = lax.scan(step, (w, 0), (x_batches, y_batches))
+    return final_w
+
+
+def fori_loop_indexing(w, lr, x_batches, y_batches):
+    def body(i, w):
+        return w - lr * grad(w, x_batches[i], y_batches[i])
+
+    return lax.fori_loop(0, x_batches.shape[0], body, w)
+
+
+def scan_with_debug_print(w, lr, x_batches, y_batches):
+    def step(w, batch):
+        g = grad(w, *batch)
+        jax.debug.print("w = {w}, gradient = {g}", w=w, g=g)
+        return w - lr * g, None
+
+    return lax.scan(step, w, (x_batches, y_batches))[0]
+
+
+def _partial_step(lr, w, batch):
+    x, y = batch
+    return w - lr * grad(w, x, y), None
+
+
+def scan_partial_step(w, lr, x_batches, y_batches):
+    return lax.scan(partial(_partial_step, lr), w, (x_batches, y_batches))[0]
+
+
+@jax.jit
+def jitted_scan(w, lr, x_batches, y_batches):
+    return lax.scan(lambda w, b: (w - lr * grad(w, *b), None), w, (x_batches, y_batches))[0]
+
+
+def optax_sgd_in_scan(w, lr, x_batches, y_batches):
+    # Adapted from Optax's getting-started loop (optax.readthedocs.io, "Basic usage"):
+    # updates, opt_state = optimizer.update(grads, opt_state); params = optax.apply_updates(...).
+    optimizer = optax.sgd(lr)
+
+    def step(carry, batch):
+        params, opt_state = carry
+        grads = jax.grad(loss)(params, *batch)
+        updates, opt_state = optimizer.update(grads, opt_state)
+        return (optax.apply_updates(params, updates), opt_state), None
+
+    (params, _), _ = lax.scan(step, (w, optimizer.init(w)), (x_batches, y_batches))
+    return params
+
+
+def scan_over_indices(w, lr, x_batches, y_batches):
+    def step(w, i):
+        return w - lr * grad(w, x_batches[i], y_batches[i]), None
+
+    return lax.scan(step, w, jnp.arange(x_batches.shape[0]))[0]
+
+
+def scan_then_list_of_weights(w, lr, x_batches, y_batches):
+    # The history turned into a Python list after the scan: the step is not unrolled.
+    def step(w, batch):
+        w = w - lr * grad(w, *batch)
+        return w, w
+
+    _, ws = lax.scan(step, w, (x_batches, y_batches))
+    history = list(ws)
+    return history[-1]
+
+
+def scan_dot_gradient(w, lr, x_batches, y_batches):
+    def step(w, xy):
+        x, y = xy
+        return w - lr * 2.0 * jnp.dot(w * x - y, x), None
+
+    return lax.scan(step, w, (x_batches, y_batches))[0]
+
+
+def jax101_update_in_scan(w, lr, x_batches, y_batches):
+    # Adapted from the JAX 101 tutorial's linear regression
+    # (jax.readthedocs.io/en/latest/jax-101/01-jax-basics.html):
+    # def update(theta, x, y, lr=0.1): return theta - lr * jax.grad(loss_fn)(theta, x, y),
+    # with the exercise's sum loss in place of the tutorial's mean.
+    def loss_fn(theta, x, y):
+        return jnp.sum(jnp.square(theta * x - y))
+
+    def update(theta, x, y, lr=0.1):
+        return theta - lr * jax.grad(loss_fn)(theta, x, y)
+
+    return lax.scan(lambda theta, b: (update(theta, *b, lr=lr), None), w, (x_batches, y_batches))[0]
+
+
+def jax101_mean_loss(w, lr, x_batches, y_batches):
+    # The same tutorial's loss as written there, jnp.mean: a mean over the batch.
+    def loss_fn(theta, x, y):
+        return jnp.mean(jnp.square(theta * x - y))
+
+    def update(theta, x, y, lr=0.1):
+        return theta - lr * jax.grad(loss_fn)(theta, x, y)
+
+    return lax.scan(lambda theta, b: (update(theta, *b, lr=lr), None), w, (x_batches, y_batches))[0]
+
+
+LEARNING_RATE = 0.1
+
+
+def module_learning_rate(w, lr, x_batches, y_batches):
+    # Adapted from maurock/2D-gaussian-splatting train.py (a Haiku-example update):
+    # LEARNING_RATE = 0.005 at module level, new_params = param - g * LEARNING_RATE; lr unused.
+    def update(params, x, y):
+        g = jax.grad(loss)(params, x, y)
+        return jax.tree_util.tree_map(lambda param, g: param - g * LEARNING_RATE, params, g)
+
+    return lax.scan(lambda p, b: (update(p, *b), None), w, (x_batches, y_batches))[0]
+
+
+def lr_hard_coded_001(w, lr, x_batches, y_batches):
+    return lax.scan(lambda w, b: (w - 0.01 * grad(w, *b), None), w, (x_batches, y_batches))[0]
+
+
+def lr_applied_twice(w, lr, x_batches, y_batches):
+    def step(w, batch):
+        g = lr * grad(w, *batch)
+        return w - lr * g, None
+
+    return lax.scan(step, w, (x_batches, y_batches))[0]
+
+
+def lr_twice_in_helper(w, lr, x_batches, y_batches):
+    def sgd_update(w, g, lr):
+        return w - lr * g
+
+    def step(w, batch):
+        return sgd_update(w, lr * jax.grad(loss)(w, *batch), lr), None
+
+    return lax.scan(step, w, (x_batches, y_batches))[0]
+
+
+def batches_transposed(w, lr, x_batches, y_batches):
+    return lax.scan(lambda w, b: (w - lr * grad(w, *b), None), w, (x_batches.T, y_batches.T))[0]
+
+
+def columns_by_index(w, lr, x_batches, y_batches):
+    def step(w, i):
+        return w - lr * grad(w, x_batches[:, i], y_batches[:, i]), None
+
+    return lax.scan(step, w, jnp.arange(min(x_batches.shape)))[0]
+
+
+def full_batch_every_step(w, lr, x_batches, y_batches):
+    def step(w, _):
+        return w - lr * grad(w, x_batches, y_batches), None
+
+    return lax.scan(step, w, (x_batches, y_batches))[0]
+
+
+def full_batch_mean_of_batches(w, lr, x_batches, y_batches):
+    def step(w, _):
+        grads = jax.vmap(grad, in_axes=(None, 0, 0))(w, x_batches, y_batches)
+        return w - lr * jnp.mean(grads), None
+
+    return lax.scan(step, w, (x_batches, y_batches))[0]
+
+
+def previous_gradient(w, lr, x_batches, y_batches):
+    def step(carry, batch):
+        w, g_previous = carry
+        g = grad(w, *batch)
+        return (w - lr * g_previous, g), None
+
+    (final_w, _), _ = lax.scan(step, (w, jnp.zeros_like(w)), (x_batches, y_batches))
+    return final_w
+
+
+def carry_from_zero(w, lr, x_batches, y_batches):
+    return lax.scan(lambda w, b: (w - lr * grad(w, *b), None), jnp.zeros_like(w), (x_batches, y_batches))[0]
+
+
+def carry_from_literal_zero(w, lr, x_batches, y_batches):
+    return lax.scan(lambda w, b: (w - lr * grad(w, *b), None), jnp.float32(0.0), (x_batches, y_batches))[0]
+
+
+def accumulated(w, lr, x_batches, y_batches):
+    return w - lr * jnp.sum(jax.vmap(grad, in_axes=(None, 0, 0))(w, x_batches, y_batches))
+
+
+def first_row_every_step(w, lr, x_batches, y_batches):
+    return lax.scan(
+        lambda w, _: (w - lr * grad(w, x_batches[0], y_batches[0]), None), w, None, length=len(x_batches)
+    )[0]
+
+
+def reverse_scan(w, lr, x_batches, y_batches):
+    return lax.scan(lambda w, b: (w - lr * grad(w, *b), None), w, (x_batches, y_batches), reverse=True)[0]
+
+
+def skips_first_row(w, lr, x_batches, y_batches):
+    return lax.scan(lambda w, b: (w - lr * grad(w, *b), None), w, (x_batches[1:], y_batches[1:]))[0]
+
+
+def returns_all_weights(w, lr, x_batches, y_batches):
+    return lax.scan(lambda w, b: (w - lr * grad(w, *b),) * 2, w, (x_batches, y_batches))[1]
+
+
+def mean_over_batch(w, lr, x_batches, y_batches):
+    return lax.scan(
+        lambda w, b: (w - lr * 2 * jnp.mean((w * b[0] - b[1]) * b[0]), None), w, (x_batches, y_batches)
+    )[0]
+
+
+def no_factor_two(w, lr, x_batches, y_batches):
+    return lax.scan(
+        lambda w, b: (w - lr * jnp.sum((w * b[0] - b[1]) * b[0]), None), w, (x_batches, y_batches)
+    )[0]
+
+
+def plus_gradient(w, lr, x_batches, y_batches):
+    return lax.scan(lambda w, b: (w + lr * grad(w, *b), None), w, (x_batches, y_batches))[0]
+
+
+def float64_carry(w, lr, x_batches, y_batches):
+    final_w, _ = lax.scan(
+        lambda w, b: (w - lr * grad(w, *b), None), jnp.asarray(w, dtype=float), (x_batches, y_batches)
+    )
+    return final_w
+
+
+def lr_static(w, lr, x_batches, y_batches):
+    return _static_lr_scan(w, lr, x_batches, y_batches)
+
+
+@partial(jax.jit, static_argnums=1)
+def _static_lr_scan(w, lr, x_batches, y_batches):
+    return lax.scan(lambda w, b: (w - lr * grad(w, *b), None), w, (x_batches, y_batches))[0]
+
+
+@jax.jit
+def python_loop_jitted(w, lr, x_batches, y_batches):
+    for x, y in zip(x_batches, y_batches, strict=True):
+        w = w - lr * grad(w, x, y)
+    return w
+
+
+def numpy_history_in_place(w, lr, x_batches, y_batches):
+    weights = np.zeros(len(x_batches))
+    i = 0
+
+    def step(w, batch):
+        nonlocal i
+        w = w - lr * grad(w, *batch)
+        weights[i] = w  # a NumPy array cannot hold a traced value
+        i += 1
+        return w, None
+
+    return lax.scan(step, w, (x_batches, y_batches))[0]
+
+
+def item_in_body(w, lr, x_batches, y_batches):
+    return lax.scan(lambda w, b: (w - lr * grad(w, *b).item(), None), w, (x_batches, y_batches))[0]
+
+
+def keepdims_gradient(w, lr, x_batches, y_batches):
+    def step(w, batch):
+        x, y = batch
+        return w - lr * jnp.sum(2 * (w * x - y) * x, keepdims=True), None
+
+    return lax.scan(step, w, (x_batches, y_batches))[0]
+
+
+def gradient_wrt_batch(w, lr, x_batches, y_batches):
+    def step(w, batch):
+        x, y = batch
+        return w - lr * jax.grad(lambda x, w: loss(w, x, y))(x, w), None
+
+    return lax.scan(step, w, (x_batches, y_batches))[0]
+
+
+def never_returns(w, lr, x_batches, y_batches):
+    i = 0
+    while i < len(x_batches):
+        w = w - lr * grad(w, x_batches[i], y_batches[i])
+    return w
+
+
+SCAN_STEP = {
+    scan_closure: set(),
+    scan_value_and_grad: set(),
+    scan_dict_carry: set(),
+    scan_tuple_carry_with_count: set(),
+    fori_loop_indexing: set(),
+    scan_with_debug_print: set(),
+    scan_partial_step: set(),
+    jitted_scan: set(),
+    optax_sgd_in_scan: set(),
+    scan_over_indices: set(),
+    scan_then_list_of_weights: set(),
+    scan_dot_gradient: set(),
+    jax101_update_in_scan: set(),
+    jax101_mean_loss: {"mean_not_sum"},
+    module_learning_rate: {"lr_ignored"},
+    lr_hard_coded_001: {"lr_ignored"},
+    lr_applied_twice: {"lr_twice"},
+    lr_twice_in_helper: {"lr_twice"},
+    batches_transposed: {"wrong_axis"},
+    columns_by_index: {"wrong_axis"},
+    full_batch_every_step: {"full_batch"},
+    full_batch_mean_of_batches: {"full_batch"},
+    previous_gradient: {"stale_gradient"},
+    carry_from_zero: {"carry_from_constant"},
+    carry_from_literal_zero: {"carry_from_constant"},
+    accumulated: {"accumulated_gradients"},
+    first_row_every_step: {"reused_first_row"},
+    reverse_scan: {"wrong_order"},
+    skips_first_row: {"off_by_one"},
+    returns_all_weights: {"returns_history"},
+    mean_over_batch: {"mean_not_sum"},
+    no_factor_two: {"missing_factor_two"},
+    plus_gradient: {"wrong_sign"},
+    float64_carry: {"dtype_changed"},
+    lr_static: {"static_lr"},
+    python_loop_jitted: {"not_scan"},
+    numpy_history_in_place: {"host_sync"},
+    item_in_body: {"host_sync"},
+    keepdims_gradient: {"error"},
+    gradient_wrt_batch: {"error"},
+    never_returns: {"error"},
+}
+
+
+# --- momentum_training_step(w, lr, momentum, x_batches, y_batches) ------------------------------
+
+
+def momentum_tuple_carry(w, lr, momentum, x_batches, y_batches):
+    def step(carry, batch):
+        w, trace = carry
+        trace = grad(w, *batch) + momentum * trace
+        return (w - lr * trace, trace), None
+
+    (final_w, _), _ = lax.scan(step, (w, jnp.zeros_like(w)), (x_batches, y_batches))
+    return final_w
+
+
+def momentum_dict_carry(w, lr, momentum, x_batches, y_batches):
+    def step(state, batch):
+        g = jax.grad(loss)(state["w"], batch[0], batch[1])
+        trace = g + momentum * state["trace"]
+        return {"w": state["w"] - lr * trace, "trace": trace}, None
+
+    state, _ = lax.scan(step, {"w": w, "trace": jnp.zeros_like(w)}, (x_batches, y_batches))
+    return state["w"]
+
+
+def momentum_optax(w, lr, momentum, x_batches, y_batches):
+    # Optax's own heavy-ball momentum, its state carried through the scan.
+    optimizer = optax.sgd(lr, momentum=momentum)
+
+    def step(carry, batch):
+        params, opt_state = carry
+        updates, opt_state = optimizer.update(jax.grad(loss)(params, *batch), opt_state)
+        return (optax.apply_updates(params, updates), opt_state), None
+
+    (params, _), _ = lax.scan(step, (w, optimizer.init(w)), (x_batches, y_batches))
+    return params
+
+
+def momentum_fori_loop(w, lr, momentum, x_batches, y_batches):
+    def body(i, carry):
+        w, v = carry
+        v = momentum * v + grad(w, x_batches[i], y_batches[i])
+        return w - lr * v, v
+
+    return lax.fori_loop(0, len(x_batches), body, (w, jnp.zeros_like(w)))[0]
+
+
+@jax.jit
+def momentum_jitted_value_and_grad(w, lr, momentum, x_batches, y_batches):
+    def step(carry, batch):
+        w, trace = carry
+        _, g = jax.value_and_grad(loss)(w, *batch)
+        trace = g + momentum * trace
+        return (w - lr * trace, trace), None
+
+    return lax.scan(step, (w, 0.0 * w), (x_batches, y_batches))[0][0]
+
+
+def _momentum_step(lr, momentum, carry, batch):
+    w, trace = carry
+    trace = grad(w, *batch) + momentum * trace
+    jax.debug.print("trace {t}", t=trace)
+    return (w - lr * trace, trace), None
+
+
+def momentum_partial_debug(w, lr, momentum, x_batches, y_batches):
+    step = partial(_momentum_step, lr, momentum)
+    return lax.scan(step, (w, jnp.zeros_like(w)), (x_batches, y_batches))[0][0]
+
+
+def momentum_trace_reset(w, lr, momentum, x_batches, y_batches):
+    def step(w, batch):
+        trace = jnp.zeros_like(w)
+        trace = grad(w, *batch) + momentum * trace
+        return w - lr * trace, None
+
+    return lax.scan(step, w, (x_batches, y_batches))[0]
+
+
+def momentum_decays_weight(w, lr, momentum, x_batches, y_batches):
+    return lax.scan(lambda w, b: (momentum * w - lr * grad(w, *b), None), w, (x_batches, y_batches))[0]
+
+
+def momentum_steps_before_update(w, lr, momentum, x_batches, y_batches):
+    def step(carry, batch):
+        w, trace = carry
+        new_w = w - lr * trace
+        return (new_w, grad(w, *batch) + momentum * trace), None
+
+    return lax.scan(step, (w, jnp.zeros_like(w)), (x_batches, y_batches))[0][0]
+
+
+def momentum_as_average(w, lr, momentum, x_batches, y_batches):
+    # The exponential moving average some libraries call momentum (and optax.ema computes).
+    def step(carry, batch):
+        w, m = carry
+        m = momentum * m + (1 - momentum) * grad(w, *batch)
+        return (w - lr * m, m), None
+
+    return lax.scan(step, (w, jnp.zeros_like(w)), (x_batches, y_batches))[0][0]
+
+
+def momentum_optax_nesterov(w, lr, momentum, x_batches, y_batches):
+    optimizer = optax.sgd(lr, momentum=momentum, nesterov=True)
+
+    def step(carry, batch):
+        params, opt_state = carry
+        updates, opt_state = optimizer.update(jax.grad(loss)(params, *batch), opt_state)
+        return (optax.apply_updates(params, updates), opt_state), None
+
+    return lax.scan(step, (w, optimizer.init(w)), (x_batches, y_batches))[0][0]
+
+
+def momentum_look_ahead(w, lr, momentum, x_batches, y_batches):
+    # Sutskever et al.'s form: the gradient at the weight the trace is about to carry it to.
+    def step(carry, batch):
+        w, v = carry
+        v = grad(w - lr * momentum * v, *batch) + momentum * v
+        return (w - lr * v, v), None
+
+    return lax.scan(step, (w, jnp.zeros_like(w)), (x_batches, y_batches))[0][0]
+
+
+def momentum_final_carry(w, lr, momentum, x_batches, y_batches):
+    def step(carry, batch):
+        w, trace = carry
+        trace = grad(w, *batch) + momentum * trace
+        return (w - lr * trace, trace), None
+
+    return lax.scan(step, (w, jnp.zeros_like(w)), (x_batches, y_batches))[0]
+
+
+def momentum_weights_history(w, lr, momentum, x_batches, y_batches):
+    def step(carry, batch):
+        w, trace = carry
+        trace = grad(w, *batch) + momentum * trace
+        return (w - lr * trace, trace), w - lr * trace
+
+    return lax.scan(step, (w, jnp.zeros_like(w)), (x_batches, y_batches))[1]
+
+
+@jax.jit
+def momentum_unrolled(w, lr, momentum, x_batches, y_batches):
+    trace = jnp.zeros_like(w)
+    for i in range(x_batches.shape[0]):
+        trace = grad(w, x_batches[i], y_batches[i]) + momentum * trace
+        w = w - lr * trace
+    return w
+
+
+def momentum_float_of_lr(w, lr, momentum, x_batches, y_batches):
+    lr = float(lr)
+    return momentum_tuple_carry(w, lr, momentum, x_batches, y_batches)
+
+
+def momentum_carry_without_trace(w, lr, momentum, x_batches, y_batches):
+    def step(carry, batch):
+        w, trace = carry
+        trace = grad(w, *batch) + momentum * trace
+        return w - lr * trace, None  # the carry was a pair
+
+    return lax.scan(step, (w, jnp.zeros_like(w)), (x_batches, y_batches))[0]
+
+
+MOMENTUM = {
+    momentum_tuple_carry: set(),
+    momentum_dict_carry: set(),
+    momentum_optax: set(),
+    momentum_fori_loop: set(),
+    momentum_jitted_value_and_grad: set(),
+    momentum_partial_debug: set(),
+    momentum_trace_reset: {"state_not_carried"},
+    momentum_decays_weight: {"momentum_on_weight"},
+    momentum_steps_before_update: {"trace_after_use"},
+    momentum_as_average: {"trace_as_average"},
+    momentum_optax_nesterov: {"nesterov"},
+    momentum_look_ahead: {"nesterov"},
+    momentum_final_carry: {"returns_carry"},
+    momentum_weights_history: {"returns_history"},
+    momentum_unrolled: {"not_scan"},
+    momentum_float_of_lr: {"host_sync"},
+    momentum_carry_without_trace: {"error"},
+}
+
+
+# --- scheduled_training_step(w, lr_schedule, x_batches, y_batches) ------------------------------
+
+
+def schedule_scanned_together(w, lr_schedule, x_batches, y_batches):
+    def step(w, inputs):
+        lr, x, y = inputs
+        return w - lr * grad(w, x, y), None
+
+    return lax.scan(step, w, (lr_schedule, x_batches, y_batches))[0]
+
+
+def schedule_by_index(w, lr_schedule, x_batches, y_batches):
+    def step(w, i):
+        return w - lr_schedule[i] * grad(w, x_batches[i], y_batches[i]), None
+
+    return lax.scan(step, w, jnp.arange(len(lr_schedule)))[0]
+
+
+def schedule_fori_loop(w, lr_schedule, x_batches, y_batches):
+    return lax.fori_loop(
+        0, len(lr_schedule), lambda i, w: w - lr_schedule[i] * grad(w, x_batches[i], y_batches[i]), w
+    )
+
+
+def schedule_dict_inputs(w, lr_schedule, x_batches, y_batches):
+    def step(w, inputs):
+        return w - inputs["lr"] * jax.grad(loss)(w, inputs["x"], inputs["y"]), None
+
+    return lax.scan(step, w, {"lr": lr_schedule, "x": x_batches, "y": y_batches})[0]
+
+
+@jax.jit
+def schedule_jitted_counter_carry(w, lr_schedule, x_batches, y_batches):
+    def step(carry, batch):
+        w, k = carry
+        return (w - lr_schedule[k] * grad(w, *batch), k + 1), None
+
+    return lax.scan(step, (w, 0), (x_batches, y_batches))[0][0]
+
+
+def schedule_python_counter(w, lr_schedule, x_batches, y_batches):
+    count = 0
+
+    def step(w, batch):
+        nonlocal count
+        lr = lr_schedule[count]
+        count += 1
+        return w - lr * grad(w, *batch), None
+
+    return lax.scan(step, w, (x_batches, y_batches))[0]
+
+
+def schedule_first_value(w, lr_schedule, x_batches, y_batches):
+    lr = lr_schedule[0]
+    return lax.scan(lambda w, b: (w - lr * grad(w, *b), None), w, (x_batches, y_batches))[0]
+
+
+def schedule_mean_rate(w, lr_schedule, x_batches, y_batches):
+    lr = jnp.mean(lr_schedule)
+    return lax.scan(lambda w, b: (w - lr * grad(w, *b), None), w, (x_batches, y_batches))[0]
+
+
+def schedule_last_rate(w, lr_schedule, x_batches, y_batches):
+    return lax.scan(lambda w, b: (w - lr_schedule[-1] * grad(w, *b), None), w, (x_batches, y_batches))[0]
+
+
+def schedule_rolled(w, lr_schedule, x_batches, y_batches):
+    return schedule_scanned_together(w, jnp.roll(lr_schedule, 1), x_batches, y_batches)
+
+
+def schedule_reversed(w, lr_schedule, x_batches, y_batches):
+    return schedule_scanned_together(w, lr_schedule[::-1], x_batches, y_batches)
+
+
+def schedule_history(w, lr_schedule, x_batches, y_batches):
+    def step(w, inputs):
+        lr, x, y = inputs
+        new_w = w - lr * grad(w, x, y)
+        return new_w, new_w
+
+    return lax.scan(step, w, (lr_schedule, x_batches, y_batches))[1]
+
+
+def schedule_carry_with_step(w, lr_schedule, x_batches, y_batches):
+    def step(carry, inputs):
+        w, k = carry
+        lr, x, y = inputs
+        return (w - lr * grad(w, x, y), k + 1), None
+
+    return lax.scan(step, (w, 0), (lr_schedule, x_batches, y_batches))[0]
+
+
+@jax.jit
+def schedule_unrolled(w, lr_schedule, x_batches, y_batches):
+    for lr, x, y in zip(lr_schedule, x_batches, y_batches, strict=True):
+        w = w - lr * grad(w, x, y)
+    return w
+
+
+def schedule_float_in_body(w, lr_schedule, x_batches, y_batches):
+    def step(w, inputs):
+        lr, x, y = inputs
+        return w - float(lr) * grad(w, x, y), None
+
+    return lax.scan(step, w, (lr_schedule, x_batches, y_batches))[0]
+
+
+def schedule_unpacks_two(w, lr_schedule, x_batches, y_batches):
+    def step(w, inputs):
+        x, y = inputs
+        return w - grad(w, x, y), None
+
+    return lax.scan(step, w, (lr_schedule, x_batches, y_batches))[0]
+
+
+SCHEDULE = {
+    schedule_scanned_together: set(),
+    schedule_by_index: set(),
+    schedule_fori_loop: set(),
+    schedule_dict_inputs: set(),
+    schedule_jitted_counter_carry: set(),
+    schedule_python_counter: {"schedule_closed_over"},
+    schedule_first_value: {"schedule_closed_over"},
+    schedule_mean_rate: {"schedule_one_rate"},
+    schedule_last_rate: {"schedule_one_rate"},
+    schedule_rolled: {"schedule_off_by_one"},
+    schedule_reversed: {"schedule_wrong_order"},
+    schedule_history: {"returns_history"},
+    schedule_carry_with_step: {"returns_carry"},
+    schedule_unrolled: {"not_scan"},
+    schedule_float_in_body: {"host_sync"},
+    schedule_unpacks_two: {"error"},
+}
+
+CORPUS = {
+    "scan_training_step": SCAN_STEP,
+    "momentum_training_step": MOMENTUM,
+    "scheduled_training_step": SCHEDULE,
+}
+"""The exercise's function name -> {learner's function: the mistake codes it must get}."""
