@@ -21,6 +21,27 @@ def reference_history(w, lr, x_batches, y_batches, loss="sum"):
     return np.array(weights), np.array(losses), np.array(grads)
 
 
+ADAM = (0.9, 0.999, 1e-8)  # optax.adam's b1, b2 and eps
+
+
+def optimizer_update(optimizer, g, state, rate, momentum, k):
+    """One update of `optimizer` ("sgd", "momentum", "nesterov" or "adam") as Optax defines it, in
+    float64: (the update to add to the parameters, the new state) for the gradient g (a float or an
+    array) at step k (0-based); state is (trace, mu, nu), zeros at the start."""
+    trace, mu, nu = state
+    if optimizer == "sgd":
+        return -rate * g, state
+    if optimizer in ("momentum", "nesterov"):
+        trace = g + momentum * trace
+        step = g + momentum * trace if optimizer == "nesterov" else trace
+        return -rate * step, (trace, mu, nu)
+    b1, b2, eps = ADAM
+    mu = b1 * mu + (1 - b1) * g
+    nu = b2 * nu + (1 - b2) * g * g
+    mu_hat, nu_hat = mu / (1 - b1 ** (k + 1)), nu / (1 - b2 ** (k + 1))
+    return -rate * mu_hat / (np.sqrt(nu_hat) + eps), (trace, mu, nu)
+
+
 def batches_for(settings):
     """The explorer's data for a widgets Settings, straight from core.make_batches."""
     import core

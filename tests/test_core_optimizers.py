@@ -11,10 +11,10 @@ import pytest
 import core
 from core.optimizers import OPTIMIZERS, SCHEDULES, OptimizerHistory, lr_schedule, optimizer_history
 from core.theory import _log_radius
+from tests.reference import optimizer_update
 
 CASES = 50
 SHAPES = [(1, 1), (7, 3), (24, 16)]
-B1, B2, EPS = 0.9, 0.999, 1e-8  # optax.adam's defaults
 
 
 def random_case(rng, *, x64=False, stable=True):
@@ -45,19 +45,7 @@ def reference(w0, lr, x, y, *, optimizer, momentum, loss, schedule):
         loss_k, g = np.sum(error**2), 2 * np.sum(error * x[k])
         if loss == "mean":
             loss_k, g = loss_k / b, g / b
-        if optimizer == "sgd":
-            update = -rate * g
-        elif optimizer == "momentum":
-            t = g + momentum * t
-            update = -rate * t
-        elif optimizer == "nesterov":
-            t = g + momentum * t
-            update = -rate * (g + momentum * t)
-        else:
-            mu = B1 * mu + (1 - B1) * g
-            nu = B2 * nu + (1 - B2) * g * g
-            mu_hat, nu_hat = mu / (1 - B1 ** (k + 1)), nu / (1 - B2 ** (k + 1))
-            update = -rate * mu_hat / (np.sqrt(nu_hat) + EPS)
+        update, (t, mu, nu) = optimizer_update(optimizer, g, (t, mu, nu), rate, momentum, k)
         w = w + update
         weights.append(w)
         losses.append(loss_k)

@@ -14,9 +14,9 @@ import core
 from core.optimizers import OPTIMIZERS, make_optimizer
 from core.pytree import PytreeHistory, pytree_histories, pytree_history
 from core.theory import _log_radius_intercept
+from tests.reference import optimizer_update
 
 CASES = 50
-B1, B2, EPS = 0.9, 0.999, 1e-8  # optax.adam's defaults
 ENGINE = core.HistoryEngine(max_steps=12, max_batch=6)
 
 
@@ -49,19 +49,7 @@ def reference(params, lr, x, y, *, optimizer, momentum, loss, schedule):
         loss_k, g = np.sum(error**2), 2 * np.array([np.sum(error * x[k]), np.sum(error)])
         if loss == "mean":
             loss_k, g = loss_k / b, g / b
-        if optimizer == "sgd":
-            update = -rate * g
-        elif optimizer == "momentum":
-            t = g + momentum * t
-            update = -rate * t
-        elif optimizer == "nesterov":
-            t = g + momentum * t
-            update = -rate * (g + momentum * t)
-        else:
-            mu = B1 * mu + (1 - B1) * g
-            nu = B2 * nu + (1 - B2) * g * g
-            mu_hat, nu_hat = mu / (1 - B1 ** (k + 1)), nu / (1 - B2 ** (k + 1))
-            update = -rate * mu_hat / (np.sqrt(nu_hat) + EPS)
+        update, (t, mu, nu) = optimizer_update(optimizer, g, (t, mu, nu), rate, momentum, k)
         p = p + update
         ps.append(p)
         losses.append(loss_k)

@@ -385,9 +385,23 @@ def _diverging_scale(result: Result, runs) -> SignedLog | None:
     return None
 
 
-class Trajectory(Chart):
-    name = "trajectory"
+class WeightChart(Chart):
+    """A chart of the weight per step: a plain axis, or a SignedLog one when a run it draws diverges
+    (`scale`), said in its axis title and a note."""
+
     signed_log = True
+    title = ""
+
+    def layout(self, result, view):
+        layout = base_layout(self.title, "step", "weight w", margin=TITLED_MARGIN)
+        return _with_paths(layout, self.layout_update(result, view))
+
+    def layout_update(self, result, view):
+        return _scale_words(self.scale(result, view), "weight w")
+
+
+class Trajectory(WeightChart):
+    name = "trajectory"
     styles = [
         *_WEIGHTS_AND_OPTIMUM,
         # x counts steps taken: the weight past the limit that step k produced stands at k + 1, where
@@ -406,18 +420,10 @@ class Trajectory(Chart):
         {**_STEP_MARKER, "hovertemplate": "step %{x}<br>w = %{y:.6g}<extra>current</extra>"},
     ]
 
-    def layout(self, result, view):
-        layout = base_layout(
-            "Trajectory: the carry w after each step<br><sup>w* (dashed): the weight that fits all the "
-            "data best</sup>",
-            "step",
-            "weight w",
-            margin=TITLED_MARGIN,
-        )
-        return _with_paths(layout, self.layout_update(result, view))
-
-    def layout_update(self, result, view):
-        return _scale_words(self.scale(result, view), "weight w")
+    title = (
+        "Trajectory: the carry w after each step<br><sup>w* (dashed): the weight that fits all the data "
+        "best</sup>"
+    )
 
     def scale(self, result, view):
         runs = [result.histories[loss] for loss in LOSSES if shown(view, loss)]
@@ -703,25 +709,14 @@ def left_frame(result: Result, loss: str) -> tuple[int, float] | None:
     return None if outside.size == 0 else (int(outside[0]), float(weights[outside[0]]))
 
 
-class SumVsMean(Chart):
+class SumVsMean(WeightChart):
     name = "sum_vs_mean"
-    signed_log = True
     styles = [
         *_WEIGHTS_AND_OPTIMUM,
         {**_STEP_MARKER, "hovertemplate": "step %{x}<br>w = %{y:.6g}<extra>current</extra>"},
     ]
 
-    def layout(self, result, view):
-        layout = base_layout(
-            "Same lr, sum and mean<br><sup>the mean's step is lr/B in sum terms</sup>",
-            "step",
-            "weight w",
-            margin=TITLED_MARGIN,
-        )
-        return _with_paths(layout, self.layout_update(result, view))
-
-    def layout_update(self, result, view):
-        return _scale_words(self.scale(result, view), "weight w")
+    title = "Same lr, sum and mean<br><sup>the mean's step is lr/B in sum terms</sup>"
 
     def scale(self, result, view):
         return _diverging_scale(result, result.histories.values())  # both losses are drawn
