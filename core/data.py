@@ -103,7 +103,7 @@ def make_batches(
     kind="gaussian": x ~ N(x_mean, 1) and y = true_w*x + true_b + noise*eps with eps ~ N(0, 1);
       true_w defaults to 2.0.
     kind="ones": x = 1 + x_mean and y = true_w*x + true_b + noise*eps; true_w defaults to 1.0, so
-      the defaults give seed 000's example (make_batches(2, 2, seed=0, kind="ones") is its
+      the defaults give the worked example (make_batches(2, 2, seed=0, kind="ones") is its
       xs = ys = ones((2, 2))).
 
     x_mean and true_b (finite reals, default 0) are for the model y = w*x + b: x_mean = 0 makes w
