@@ -126,3 +126,13 @@ def test_every_step_axis_fits_a_new_run(explorer):
         if chart.steps_across:
             low, high = explorer.figures[name].get("xaxis.range")
             assert low < 0.5 and 59 <= high < 62, (name, low, high)
+
+
+def test_the_stability_maps_symbols_are_said_in_words_under_it(explorer):
+    # The map's title says "colour: log10 |w_N − w*|" and "the critical lr": a title does not wrap,
+    # so their words stand under the map, in the panel the map is shown in.
+    children = explorer.stability.widget.children
+    key = explorer.stability.key
+    assert children[-1] is key and children[-2] is explorer.stability.figure
+    assert "log10 |w_N − w*|, how far the weight ends from w*" in key.value
+    assert "critical lr of theory is the lr at which the error stops shrinking" in key.value

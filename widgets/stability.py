@@ -320,6 +320,14 @@ MOMENTUM_CHART = StabilityChart(_MOMENTUM_ROWS)
 CHARTS = {"B": CHART, "momentum": MOMENTUM_CHART}  # by the `map` setting
 
 
+KEY = (
+    "Colour: log10 |w_N − w*|, how far the weight ends from w* (the least-squares weight) after N "
+    "steps: −6 is on it, 0 one unit away, 3 a thousand away. The critical lr of theory is the lr at "
+    "which the error stops shrinking: right of the dashed line, theory says a run diverges."
+)
+"""What the map's colour and dashed line mean, in words, under it."""
+
+
 class StabilityPanel:
     """The map's figure and a line saying whether it is current; `widget` is what a page shows, with
     `control` (the explorer's `map` control) above it when given.
@@ -346,7 +354,13 @@ class StabilityPanel:
         self.figure = self._build()
         self.figure.alt = self._alt(self._drawn, settings)
         self.status = ipw.HTML(self._ready_text(settings))
-        self.widget = ipw.VBox([*([control] if control is not None else []), self.status, self.figure])
+        # The title's symbols in words, under the map (a title does not wrap, and a phone has room
+        # for no more of it).
+        self.key = ipw.HTML(KEY)
+        self.key.add_class("scanlab-caption")
+        self.widget = ipw.VBox(
+            [*([control] if control is not None else []), self.status, self.figure, self.key]
+        )
 
     def _build(self):
         """The map's figure as last drawn, its cells clickable."""
