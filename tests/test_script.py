@@ -191,7 +191,8 @@ ENGINE = ["_history_kernel", "_step", "_batch_loss_and_grad", "_update"]
 def test_every_chart_group_shows_the_lesson_first_then_the_engine(explorer, names, expected):
     # A learner opening the code finds the loop the lesson teaches; the engine's tricks come second.
     view = explorer.show(*names)
-    charts, *codes = view.children
+    # The run's words stand above the trajectory's row (widgets.layout.words): not a chart or code.
+    charts, *codes = [child for child in view.children if "scanlab-words" not in child._dom_classes]
     assert len(charts.children) == len(names) and len(codes) == len(expected)
     for code, (title, functions) in zip(codes, expected, strict=True):
         assert code.get_title(0) == f"Code: {title} ({', '.join(functions)})"

@@ -355,9 +355,10 @@ class StabilityPanel:
         self.figure.alt = self._alt(self._drawn, settings)
         self.status = ipw.HTML(self._ready_text(settings))
         # The title's symbols in words, under the map (a title does not wrap, and a phone has room
-        # for no more of it).
+        # for no more of it). Styled as a caption, but it never changes: not one of the captions
+        # that follow each move.
         self.key = ipw.HTML(KEY)
-        self.key.add_class("scanlab-caption")
+        self.key.add_class("scanlab-key")
         self.widget = ipw.VBox(
             [*([control] if control is not None else []), self.status, self.figure, self.key]
         )
