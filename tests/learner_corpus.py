@@ -175,6 +175,28 @@ def lr_hard_coded_001(w, lr, x_batches, y_batches):
     return lax.scan(lambda w, b: (w - 0.01 * grad(w, *b), None), w, (x_batches, y_batches))[0]
 
 
+def lr_hard_coded_0125(w, lr, x_batches, y_batches):
+    # The rate of the case the learner tried by hand: right where lr is 0.125, wrong elsewhere.
+    return lax.scan(lambda w, b: (w - 0.125 * grad(w, *b), None), w, (x_batches, y_batches))[0]
+
+
+def optax_scan(optimizer, w, x_batches, y_batches):
+    """An Optax optimizer's loop as learners write it: its state carried through the scan."""
+
+    def step(carry, batch):
+        params, opt_state = carry
+        updates, opt_state = optimizer.update(jax.grad(loss)(params, *batch), opt_state)
+        return (optax.apply_updates(params, updates), opt_state), None
+
+    (params, _), _ = lax.scan(step, (w, optimizer.init(w)), (x_batches, y_batches))
+    return params
+
+
+def optax_sgd_default_rate(w, lr, x_batches, y_batches):
+    # Optax with a rate copied from a tutorial, optax.sgd(1e-3), the lr argument unused.
+    return optax_scan(optax.sgd(1e-3), w, x_batches, y_batches)
+
+
 def lr_applied_twice(w, lr, x_batches, y_batches):
     def step(w, batch):
         g = lr * grad(w, *batch)
@@ -235,6 +257,30 @@ def carry_from_zero(w, lr, x_batches, y_batches):
 
 def carry_from_literal_zero(w, lr, x_batches, y_batches):
     return lax.scan(lambda w, b: (w - lr * grad(w, *b), None), jnp.float32(0.0), (x_batches, y_batches))[0]
+
+
+def carry_from_literal_one(w, lr, x_batches, y_batches):
+    # lax.scan(step, 1.0, ...): a Python number as the initial carry, right only where w is 1.
+    return lax.scan(lambda w, b: (w - lr * grad(w, *b), None), 1.0, (x_batches, y_batches))[0]
+
+
+def carry_from_ones(w, lr, x_batches, y_batches):
+    return lax.scan(lambda w, b: (w - lr * grad(w, *b), None), jnp.ones_like(w), (x_batches, y_batches))[0]
+
+
+def carry_from_half(w, lr, x_batches, y_batches):
+    def step(w, batch):
+        return w - lr * jax.grad(loss)(w, *batch), None
+
+    return lax.scan(step, jnp.full_like(w, 0.5), (x_batches, y_batches))[0]
+
+
+def carry_from_minus_one(w, lr, x_batches, y_batches):
+    return lax.scan(lambda w, b: (w - lr * grad(w, *b), None), -jnp.ones_like(w), (x_batches, y_batches))[0]
+
+
+def carry_from_two(w, lr, x_batches, y_batches):
+    return lax.scan(lambda w, b: (w - lr * grad(w, *b), None), jnp.float32(2.0), (x_batches, y_batches))[0]
 
 
 def accumulated(w, lr, x_batches, y_batches):
@@ -356,6 +402,8 @@ SCAN_STEP = {
     jax101_mean_loss: {"mean_not_sum"},
     module_learning_rate: {"lr_ignored"},
     lr_hard_coded_001: {"lr_ignored"},
+    lr_hard_coded_0125: {"lr_ignored"},
+    optax_sgd_default_rate: {"lr_ignored"},
     lr_applied_twice: {"lr_twice"},
     lr_twice_in_helper: {"lr_twice"},
     batches_transposed: {"wrong_axis"},
@@ -365,6 +413,11 @@ SCAN_STEP = {
     previous_gradient: {"stale_gradient"},
     carry_from_zero: {"carry_from_constant"},
     carry_from_literal_zero: {"carry_from_constant"},
+    carry_from_literal_one: {"carry_from_constant"},
+    carry_from_ones: {"carry_from_constant"},
+    carry_from_half: {"carry_from_constant"},
+    carry_from_minus_one: {"carry_from_constant"},
+    carry_from_two: {"carry_from_constant"},
     accumulated: {"accumulated_gradients"},
     first_row_every_step: {"reused_first_row"},
     reverse_scan: {"wrong_order"},
@@ -409,15 +462,7 @@ def momentum_dict_carry(w, lr, momentum, x_batches, y_batches):
 
 def momentum_optax(w, lr, momentum, x_batches, y_batches):
     # Optax's own heavy-ball momentum, its state carried through the scan.
-    optimizer = optax.sgd(lr, momentum=momentum)
-
-    def step(carry, batch):
-        params, opt_state = carry
-        updates, opt_state = optimizer.update(jax.grad(loss)(params, *batch), opt_state)
-        return (optax.apply_updates(params, updates), opt_state), None
-
-    (params, _), _ = lax.scan(step, (w, optimizer.init(w)), (x_batches, y_batches))
-    return params
+    return optax_scan(optax.sgd(lr, momentum=momentum), w, x_batches, y_batches)
 
 
 def momentum_fori_loop(w, lr, momentum, x_batches, y_batches):

@@ -76,7 +76,9 @@ CATALOGUES = {
         corpus.full_batch_every_step: {"full_batch"},
         corpus.previous_gradient: {"stale_gradient"},
         corpus.carry_from_zero: {"carry_from_constant"},
+        corpus.carry_from_literal_one: {"carry_from_constant"},
         corpus.module_learning_rate: {"lr_ignored"},
+        corpus.lr_hard_coded_0125: {"lr_ignored"},
     },
     core.check_momentum_step: {
         **MOMENTUM,

@@ -580,7 +580,7 @@ def test_a_loop_that_swallows_the_interrupt_is_still_stopped():
 
 def test_the_designed_cases_tell_every_pattern_apart():
     outcomes = [scan_step._outcomes(case) for case in scan_step._CASES]
-    seed, rows, single, wide = outcomes
+    seed, rows, single, wide, large = outcomes
     assert seed["correct"][0][0] == pytest.approx(0.64) and seed["accumulated_gradients"][0][0] == 0.8
 
     def gap(a, b):
@@ -592,22 +592,42 @@ def test_the_designed_cases_tell_every_pattern_apart():
     values = [(p, v) for p, models in rows.items() if p in first for v, _ in models]
     assert min(gap(a, b) for p, a in values for q, b in values if p != q) > 0.04
     # Every pair of patterns, the later ones included, is 4 % apart or more on the distinct
-    # batches or on the two batches of three.
+    # batches, on the two batches of three or on the large values (lr 0.001 against an unchanged
+    # weight: under 3 % apart on the others).
     for i, p in enumerate(scan_step._PATTERNS):
         for q in scan_step._PATTERNS[i + 1 :]:
             assert any(
                 min(gap(a, b) for a, _ in found[p] for b, _ in found[q]) > 0.04
-                for found in (rows, wide)
+                for found in (rows, wide, large)
                 if found[p] and found[q]
             ), (p, q)
     # A learner making one mistake is diagnosed as that mistake, whichever of its models it matches.
     for pattern in scan_step._PATTERNS[1:]:
-        for k in (1, 3):
+        for k in (1, 3, 4):
             for value, _ in outcomes[k][pattern]:
                 around = [(models[pattern] or models["correct"])[0][0] for models in outcomes]
                 around[k] = value
                 found = reading.diagnose(outcomes, around, scan_step._PATTERNS)[0]
                 assert found == pattern, (pattern, k, value)
+    # A learner who writes one constant for the carry, or one number for lr, gives that model on
+    # every case and the right weight where the constant is the case's w or the number its lr
+    # (carry from 1.0 is right on the distinct batches, lr 0.125 on them and on one batch): named
+    # all the same, by the cases where it differs. Likewise for every pattern whose models say the
+    # same thing on every case (row lists, as in wrong_order, name other rows on other cases).
+    carries = {label for _, label in rows["carry_from_constant"] + wide["carry_from_constant"]}
+    assert carries == {"0", "1", "0.5", "-1", "2"}
+    rates = {label for _, label in seed["lr_ignored"] + wide["lr_ignored"]}
+    assert rates == {"0.1", "0.125", "0.01", "0.05", "0.001"}
+    for pattern in scan_step._PATTERNS[1:]:
+        if pattern in ("wrong_order", "off_by_one"):
+            continue
+        for label in {label for models in outcomes for _, label in models[pattern]}:
+            learner = [
+                next((v for v, said in models[pattern] if said == label), models["correct"][0][0])
+                for models in outcomes
+            ]
+            found = reading.diagnose(outcomes, learner, scan_step._PATTERNS)[0]
+            assert found == pattern, (pattern, label, learner)
 
 
 def test_bad_use_of_the_checker():

@@ -108,8 +108,8 @@ SCAN_STEP_HINTS = {
     ),
     "carry_from_constant": (
         'The exercise: "Starting from w, take one gradient-descent step per batch". The scan\'s initial '
-        "carry is the w your function receives: lax.scan(step, w, (x_batches, y_batches)), not 0.0 or "
-        "jnp.zeros(())."
+        "carry is the w your function receives: lax.scan(step, w, (x_batches, y_batches)), not a number "
+        "such as 0.0 or 1.0, nor jnp.zeros(()) or jnp.ones(())."
     ),
     "lr_ignored": (
         'The exercise: "The scalar lr is the learning rate and stays fixed throughout the scan." Use the '

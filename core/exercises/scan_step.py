@@ -8,20 +8,24 @@ the right update and of every mistake on the same case, the jaxpr is inspected f
 
 The four checks (`CHECKS`), in the order they run, each give one `Finding`:
 
-- "numbers": four cases: the worked example (w = 0, lr = 0.1, x = y = ones((2, 2))), three distinct
-  batches of three examples, one batch (N = 1), and two batches of three (non-square, so that the
-  batches scanned along the wrong axis take three steps). On each, the final weight is compared
+- "numbers": five cases: the worked example (w = 0, lr = 0.1, x = y = ones((2, 2))), three distinct
+  batches of three examples, one batch (N = 1), two batches of three (non-square, so that the
+  batches scanned along the wrong axis take three steps), and one batch of large values (a weight
+  moved by lr = 0.001 is told from one not moved). On each, the final weight is compared
   with the model of the right update and of each mistake: gradients summed at the initial weight,
   the first row at every step, every other order of the rows, one row skipped or repeated, the
   gradient divided by B, without its factor 2, or added (c in 1 - c*lr*S: 2 right, 2/B, 1, -2), lr
   applied twice, x_batches transposed (or column i at step i), every batch's gradient at every
   step (summed or averaged), the previous step's gradient applied (0 at the first), the carry
-  started from 0 instead of w, and lr hard-coded (0.1, 0.01 or 0.05). The match tolerance is 1e-4
-  (relative, for float32); every pair of patterns is 4 % apart or more on the distinct batches or
-  on the two batches of three. A code is diagnosed when on every case the result matches either
-  the right value or that code's model, and on at least one case only that code's model. An
-  output whose length follows N (N or N+1 entries), or the (carry, outputs) pair of `lax.scan`, is
-  `returns_history`, diagnosed on the N = 3 case; its last entry is then the final weight.
+  started from a constant instead of w (0, 1, 0.5, -1 or 2), and lr hard-coded (0.1, 0.125, 0.01,
+  0.05 or 0.001). A constant equal to a case's w, or a rate equal to its lr, is right on that case
+  and told on the others: the cases' ws (0, 1, 0.5, 2, 1.5) and lrs (0.1, 0.125, 0.25, 0.015625)
+  differ. The match tolerance is 1e-4 (relative, for float32); every pair of patterns is 4 % apart
+  or more on the distinct batches, on the two batches of three or on the large values. A code is
+  diagnosed when on every case the result matches either the right value or that code's model,
+  and on at least one case only that code's model. An output whose length follows N (N or N+1
+  entries), or the (carry, outputs) pair of `lax.scan`, is `returns_history`, diagnosed on the
+  N = 3 case; its last entry is then the final weight.
 - "dtype": w as a float32 array and float32 batches in, the final weight must come out float32: a
   Python float is a change, and so is float64 when the same call runs under `jax_enable_x64`.
 - "traced_lr": `jax.jit` of the function with every argument traced, for three values of lr. If it
@@ -143,7 +147,10 @@ _WIDE = _Case(
     np.array([[1.0, 0.5, -2.0], [1.0, 0.5, 0.25]]),
     np.array([[-2.0, -1.0, 1.0], [1.0, -0.5, 0.25]]),
 )
-_CASES = (_SEED, _ROWS, _SINGLE, _WIDE)
+# Large inputs, so that a weight that barely moved (lr hard-coded to 0.001) is told apart from one
+# that did not move at all: its gradient, 2 * sum((w*x - y) * x) = 71, moves it by 0.071 (4.7 %).
+_LARGE = _Case("one batch of large values", 1.5, 0.015625, np.array([[-1.0, 4.0]]), np.array([[2.0, -2.0]]))
+_CASES = (_SEED, _ROWS, _SINGLE, _WIDE, _LARGE)
 
 
 # The patterns a result is matched against: the right update, the numeric mistakes, and two slips
@@ -177,8 +184,14 @@ def _gradient(case: _Case, w: float, i: int) -> float:
     return 2.0 * float(np.sum((w * case.x[i] - case.y[i]) * case.x[i]))
 
 
-# The rates a learner may write in place of lr: the worked example's and the usual round ones.
-_HARD_CODED_LRS = (0.1, 0.01, 0.05)
+# The rates a learner may write in place of lr: the worked example's (0.1), the other cases' (0.125:
+# a learner who copies it is right on those cases, so it is told on the worked example and the two
+# batches of three, whose lrs differ) and the usual round ones.
+_HARD_CODED_LRS = (0.1, 0.125, 0.01, 0.05, 0.001)
+# The constants a learner may start the scan's carry from in place of w: 0 (jnp.zeros, 0.0), 1
+# (jnp.ones) and a few other round ones. Each is right on a case whose w it equals, so the cases'
+# ws (0, 1, 0.5, 2) differ: every constant is told on the others.
+_CONSTANT_CARRIES = (0.0, 1.0, 0.5, -1.0, 2.0)
 
 
 def _full_batch(case: _Case, scale: float) -> float:
@@ -224,7 +237,11 @@ def _outcomes(case: _Case) -> dict:
         ],
         "full_batch": [(_full_batch(case, 1.0), "summed"), (_full_batch(case, 1.0 / n), "averaged")],
         "stale_gradient": [(_stale(case), "")],
-        "carry_from_constant": [(_descend(case._replace(w=0.0), rows), "0")],
+        # A model equal to the right update on this case (the constant is this case's w, the rate
+        # its lr) is left out: there the learner's result is right, and says nothing.
+        "carry_from_constant": [
+            (_descend(case._replace(w=w0), rows), f"{w0:g}") for w0 in _CONSTANT_CARRIES if w0 != case.w
+        ],
         "lr_ignored": [
             (_descend(case._replace(lr=lr), rows), f"{lr:g}") for lr in _HARD_CODED_LRS if lr != case.lr
         ],
@@ -300,7 +317,9 @@ def _numbers_finding(
     wrong = [i for i, found in enumerate(per_case) if "correct" not in found]
     # Say it on the case that shows it best: the worked example's own 0.8 for accumulated gradients and for
     # slips, otherwise the distinct batches (where every model differs), else the first wrong case.
-    preferred = (0, 1, 2, 3) if pattern in ("accumulated_gradients", WRONG_RESULT, *_SLIPS) else (1, 0, 2, 3)
+    preferred = (
+        (0, 1, 2, 3, 4) if pattern in ("accumulated_gradients", WRONG_RESULT, *_SLIPS) else (1, 0, 2, 3, 4)
+    )
     index = next(i for i in preferred if i in wrong and (pattern == WRONG_RESULT or pattern in per_case[i]))
     case, actual, right = _CASES[index], values[index], expected[index]
     message = (
