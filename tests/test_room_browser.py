@@ -172,8 +172,13 @@ def test_defaults_brings_every_control_back(browser, dashboard_url):
     np.testing.assert_allclose(after, expected, rtol=1e-6)
     share = page.page.locator(".scanlab-share input[type=text]")
     assert share.input_value().endswith("?" + to_query(DEFAULTS))
+    # At the run's end, as the page opened. The charts can be drawn before the step's readout:
+    # read it once the page has settled (a full run found "0" read between the two).
     step = page.slider("step").locator(".widget-readout")
-    assert step.inner_text() == str(DEFAULTS.N)  # at the run's end, as the page opened
+    page.page.wait_for_function(
+        "([el, n]) => el.innerText === n", arg=[step.element_handle(), str(DEFAULTS.N)], timeout=10_000
+    )
+    assert step.inner_text() == str(DEFAULTS.N)
     assert page.errors == [], page.errors
     page.close()
 
