@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from widgets import DEFAULTS, Explorer
-from widgets.figures import CHARTS, SignedLog, figure_scale, left_frame, zero_losses
+from widgets.axes import SignedLog, figure_scale
+from widgets.figures import CHARTS, left_frame, zero_losses
 from widgets.settings import PRESETS
 
 

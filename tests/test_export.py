@@ -12,9 +12,9 @@ import pytest
 
 import core
 from widgets import Explorer
+from widgets.chart import MARGIN
 from widgets.explorer import WIDE
 from widgets.export import CSV_HEADER, charts_html, run_csv
-from widgets.figures import MARGIN
 from widgets.projector import PROJECTOR
 from widgets.settings import DEFAULTS, PRESETS, Presentation, from_query, presentation_from_query
 

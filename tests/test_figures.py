@@ -9,17 +9,10 @@ import pytest
 from ipywidgets.widgets.widget import _remove_buffers
 
 from widgets import DEFAULTS, Explorer
-from widgets.figures import (
-    CHARTS,
-    LOG_TICKS_UP_TO,
-    MARKERS_UP_TO,
-    STEP_TICKS_UP_TO,
-    axis_range,
-    kept_range,
-    log_ticks,
-    tick_label,
-)
-from widgets.model import MAP_LRS, Model
+from widgets.axes import LOG_TICKS_UP_TO, STEP_TICKS_UP_TO, axis_range, log_ticks, tick_label
+from widgets.chart import MARKERS_UP_TO
+from widgets.figures import CHARTS
+from widgets.model import MAP_LRS, Model, kept_range
 from widgets.projector import enlarge
 from widgets.stability import BOX, BOX_OUTLINE
 from widgets.stability import CHART as STABILITY_CHART

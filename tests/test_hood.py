@@ -11,7 +11,7 @@ from traitlets import TraitError
 
 import core
 from widgets import Explorer
-from widgets.figures import COLORS, TRACE_TYPES
+from widgets.chart import COLORS, TRACE_TYPES
 from widgets.hood import (
     BATCH_SIZES,
     LR_DEMO,

@@ -18,11 +18,12 @@ import os
 import ipywidgets as ipw
 
 from widgets.access import Access
+from widgets.axes import RANGE_PAD
 from widgets.batch import Batch, batched
 from widgets.code import CODE, FAST, LESSON, chart_code
 from widgets.controls import controls, defaults_button, momentum_note, pin, preset_buttons
 from widgets.export import ExportBar
-from widgets.figures import CHARTS, RANGE_PAD
+from widgets.figures import CHARTS
 from widgets.heap import return_freed_memory
 from widgets.hood import UnderTheHood
 from widgets.layout import BESIDE, BESIDE_PROJECTOR, control_panel, for_view, side_by_side, words

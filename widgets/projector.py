@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from widgets.figures import legend_row
+from widgets.chart import legend_row
 
 PROJECTOR = {
     "font": 18,

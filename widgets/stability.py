@@ -29,7 +29,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from widgets.batch import or_unbatched
-from widgets.figures import COLORS, base_layout, plottable
+from widgets.chart import COLORS, base_layout, plottable
 from widgets.model import LOSSES, MAP_BATCH_SIZES, MAP_LRS, MAP_MOMENTA, Model
 from widgets.settings import Settings
 from widgets.surface import send

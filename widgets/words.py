@@ -14,7 +14,8 @@ import html
 import jax
 import numpy as np
 
-from widgets.figures import first_shown, run_name, shown
+from widgets.chart import first_shown, shown
+from widgets.figures import run_name
 from widgets.model import LOSSES, Result, overlaid
 
 REGIME_WORDS = {

@@ -11,9 +11,9 @@ from typing import NamedTuple
 
 import ipywidgets as ipw
 
+from widgets.chart import COLORS, GREY
 from widgets.code import source_html
 from widgets.controls import pin
-from widgets.figures import COLORS, GREY
 
 # The explorer's colours (widgets.figures.COLORS), with two more of 3:1 on white at least.
 PALETTE = (COLORS["sum"], COLORS["mean"], COLORS["optimum"], "#CC79A7", GREY, COLORS["diverged"])

@@ -11,8 +11,8 @@ import core
 from core import strategies
 from core.shown import shown
 from widgets.batch import batched, or_unbatched
+from widgets.chart import base_layout
 from widgets.code import code_view
-from widgets.figures import base_layout
 from widgets.hood.common import (
     HOOD_MARGIN,
     PALETTE,

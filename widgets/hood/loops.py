@@ -16,9 +16,9 @@ import plotly.graph_objects as go
 import core
 from core.shown import shown
 from widgets.batch import batched, or_unbatched
+from widgets.chart import base_layout
 from widgets.code import code_view
 from widgets.controls import Choice, pin
-from widgets.figures import base_layout
 from widgets.hood.common import HOOD_MARGIN, PALETTE, Range, clamped, notice, notices_html, ranged
 from widgets.hood.measure import BUSY, MEASURING_SLOTS, SYNC_EVERY, SYNC_N, Runner, measurement_command
 from widgets.layout import BESIDE, side_by_side

@@ -14,9 +14,9 @@ import plotly.graph_objects as go
 import core
 from core.shown import shown
 from widgets.batch import batched, or_unbatched
+from widgets.chart import base_layout
 from widgets.code import code_view
 from widgets.controls import Choice, LogSlider, Menu
-from widgets.figures import base_layout
 from widgets.hood.common import HOOD_MARGIN, PALETTE, Range, clamped, notice, notices_html, ranged, watch
 from widgets.layout import BESIDE, side_by_side
 from widgets.surface import send
