@@ -101,12 +101,25 @@ def _scale(data: Moments, loss) -> float:
     return float(data.batch_size) if check_loss(loss) else 1.0
 
 
-def step_factors(lr, x_batches, *, loss="sum") -> np.ndarray:
-    """The per-step factors 1 - c*lr*S_k, shape (N,), float64. x_batches may be `Moments`."""
+def step_factors(lr, x_batches, *, loss="sum", intercept=False) -> np.ndarray:
+    """The per-step factors 1 - c*lr*S_k, shape (N,), float64. x_batches may be `Moments`.
+
+    With intercept=True, for y = w*x + b: a step multiplies the error (e_w, e_b) by the symmetric
+    matrix I - c*lr*H_k, H_k = [[S_k, X_k], [X_k, B]], whose two factors are 1 - c*lr*lambda for
+    H_k's eigenvalues lambda_min <= lambda_max. Step k's factor is the one of larger magnitude,
+    signed (lambda_max's on a tie): the most step k can stretch any error (|.| is the step
+    matrix's norm), negative where that direction overshoots. |factor| < 1: the step shrinks every
+    error. Needs `Moments` with sx (as `moments` makes them).
+    """
     check_scalar("lr", lr)
     reject_traced("step_factors", lr)
     data = _moments("step_factors", x_batches)
-    return 1.0 - 2.0 * (float(lr) / _scale(data, loss)) * data.sxx
+    rate = 2.0 * (float(lr) / _scale(data, loss))
+    if not intercept:
+        return 1.0 - rate * data.sxx
+    smallest, largest = _eigenvalues(data, "step_factors")
+    steep, shallow = 1.0 - rate * largest, 1.0 - rate * smallest
+    return np.where(np.abs(shallow) > np.abs(steep), shallow, steep)
 
 
 def optimum(x_batches, y_batches=None, *, intercept=False):
@@ -127,30 +140,54 @@ def optimum(x_batches, y_batches=None, *, intercept=False):
     return float(np.sum(data.sxy)) / sxx if sxx > 0 else float("nan")
 
 
-def _optimum_with_intercept(data: Moments) -> tuple:
-    if data.sy is None:
+class _Centred(NamedTuple):
+    """The whole data set's means and (co)variances per example, float64 Python floats."""
+
+    mean_x: float
+    mean_y: float
+    var_x: float
+    cov_xy: float
+    var_y: float
+    alike: bool  # var(x) no more than 1e-12 of mean(x**2): every x the same value
+
+
+def _centred(data: Moments, function: str) -> _Centred:
+    if data.sy is None or data.sx is None:
         raise ValueError(
-            "optimum(..., intercept=True) needs Moments with sx and sy (as moments() makes them)"
+            f"{function}(..., intercept=True) needs Moments with sx and sy (as moments() makes them)"
         )
     count = data.sxx.size * data.batch_size
-    sxx, sxy = float(np.sum(data.sxx)), float(np.sum(data.sxy))
-    mean_x, mean_y = float(np.sum(_sums_of_x(data, "optimum"))) / count, float(np.sum(data.sy)) / count
-    var_x, cov_xy = sxx / count - mean_x * mean_x, sxy / count - mean_x * mean_y
-    if not var_x > 1e-12 * (sxx / count):
+    sxx, sxy, syy = (float(np.sum(a)) / count for a in data[:3])
+    mean_x, mean_y = float(np.sum(data.sx)) / count, float(np.sum(data.sy)) / count
+    var_x = sxx - mean_x * mean_x
+    return _Centred(
+        mean_x, mean_y, var_x, sxy - mean_x * mean_y, syy - mean_y * mean_y, not var_x > 1e-12 * sxx
+    )
+
+
+def _optimum_with_intercept(data: Moments) -> tuple:
+    moments_ = _centred(data, "optimum")
+    if moments_.alike:
         return float("nan"), float("nan")
-    w_star = cov_xy / var_x
-    return w_star, mean_y - w_star * mean_x
+    w_star = moments_.cov_xy / moments_.var_x
+    return w_star, moments_.mean_y - w_star * moments_.mean_x
 
 
-def average_loss(weights, x_batches, y_batches=None) -> np.ndarray:
+def average_loss(weights, x_batches, y_batches=None, *, b=None) -> np.ndarray:
     """The loss landscape: the average of (w*x - y)**2 over all N*B examples, at each of `weights`.
 
     It is the total loss over every batch divided by N*B, so the sum and the mean runs share it (the
     same curve up to a factor); float64, shape of `weights`. Non-finite or overflowing weights give
     inf or NaN without a warning. Takes the batch arrays, or their `Moments` alone.
+
+    With b (array-like, broadcast against `weights`): the average of (w*x + b - y)**2 for the model
+    with an intercept, float64 of the broadcast shape, from the sums alone (a grid of (w, b) costs
+    no pass over the data). Needs `Moments` with sx and sy (as `moments` makes them).
     """
-    reject_traced("average_loss", weights)
+    reject_traced("average_loss", weights, b)
     data = _moments("average_loss", x_batches, y_batches, needs_y=True)
+    if b is not None:
+        return _average_loss_with_intercept(weights, b, data)
     sxx, sxy, syy = float(np.sum(data.sxx)), float(np.sum(data.sxy)), float(np.sum(data.syy))
     w = np.asarray(weights, dtype=np.float64)
     with np.errstate(over="ignore", invalid="ignore"):
@@ -159,6 +196,25 @@ def average_loss(weights, x_batches, y_batches=None) -> np.ndarray:
         w_star = sxy / sxx if sxx > 0 else 0.0
         residual = max(syy - sxy * w_star, 0.0)
         return ((w - w_star) ** 2 * sxx + residual) / (data.sxx.size * data.batch_size)
+
+
+def _average_loss_with_intercept(weights, b, data: Moments) -> np.ndarray:
+    """mean((w*x + b - y)**2) at each broadcast (w, b), from the data's centred moments."""
+    m = _centred(data, "average_loss")
+    try:
+        w, b = np.broadcast_arrays(np.asarray(weights, np.float64), np.asarray(b, np.float64))
+    except (ValueError, TypeError) as err:
+        raise ValueError(f"b must be real numbers that broadcast against weights; {err}"[:300]) from None
+    with np.errstate(over="ignore", invalid="ignore"):
+        # The loss splits into the spread about the means and the offset of the line at mean(x):
+        # var_y - 2*w*cov + w**2*var_x + (w*mean_x + b - mean_y)**2. The spread is written, as in
+        # the 1-D landscape, as var_x*(w - w*)**2 + its minimum: no cancellation near (w*, b*).
+        if m.alike:  # no w* (every x the same value); var_x and cov are rounding's
+            spread = m.var_y + w * (w * m.var_x - 2 * m.cov_xy)
+        else:
+            w_star = m.cov_xy / m.var_x
+            spread = (w - w_star) ** 2 * m.var_x + max(m.var_y - m.cov_xy * w_star, 0.0)
+        return spread + (w * m.mean_x + b - m.mean_y) ** 2
 
 
 def _log_growth(u, sums, counts):
@@ -391,15 +447,29 @@ def _largest_eigenvalues(sxx, sx, b):
     return half_trace + np.hypot(half_gap, sx)
 
 
+def _eigenvalues(data: Moments, function: str) -> tuple:
+    """(lambda_min, lambda_max) of each H_k, float64 (N,) each. lambda_min as det(H_k)/lambda_max:
+    no cancellation when lambda_min is far smaller than lambda_max (x with a large mean)."""
+    b = float(data.batch_size)
+    largest = _largest_eigenvalues(data.sxx, _sums_of_x(data, function), b)
+    det = np.maximum(data.sxx * b - data.sx * data.sx, 0.0)  # >= 0 but for rounding
+    return det / largest, largest  # largest >= B >= 1
+
+
+def _every_x_alike(data: Moments) -> bool:
+    """var(x) no more than 1e-12 of mean(x**2) over all N*B examples: every x the same value, so
+    every H_k shares the null direction (1, -x) (see `critical_lr`). Needs data.sx."""
+    count = data.sxx.size * data.batch_size
+    mean_x, total_xx = float(np.sum(data.sx)) / count, float(np.sum(data.sxx))
+    return not total_xx / count - mean_x * mean_x > 1e-12 * total_xx / count
+
+
 def _critical_with_intercept(data: Moments, momentum: float) -> float:
     """The sum-loss rate u = lr/scale at which the product's spectral radius first reaches 1, for
     y = w*x + b (see `critical_lr`)."""
     sxx, sx, b = data.sxx, _sums_of_x(data, "critical_lr"), float(data.batch_size)
-    count = sxx.size * b
-    mean_x = float(np.sum(sx)) / count
-    every_x_alike = not float(np.sum(sxx)) / count - mean_x * mean_x > 1e-12 * float(np.sum(sxx)) / count
     largest = _largest_eigenvalues(sxx, sx, b)
-    if every_x_alike or (np.all(sxx == sxx[0]) and np.all(sx == sx[0])):
+    if _every_x_alike(data) or (np.all(sxx == sxx[0]) and np.all(sx == sx[0])):
         # Identical steps (every x alike makes them so): the closed form.
         return (1.0 + momentum) / float(largest.max())
     low = np.array([(1.0 + momentum) / float(largest.max()) / 1000])
@@ -446,7 +516,7 @@ def _log_radius_intercept(u, sxx, sx, b, momentum):
     return (log_scale[:, 0] + radius).reshape(u.shape)
 
 
-def regime(lr, x_batches, *, loss="sum") -> str:
+def regime(lr, x_batches, *, loss="sum", intercept=False) -> str:
     """The run's behaviour in words, from the per-step factors r_k = 1 - c*lr*S_k.
 
     "stalled": every r_k is 1 (lr = 0 or all x zero), w never moves.
@@ -454,15 +524,43 @@ def regime(lr, x_batches, *, loss="sum") -> str:
     "oscillating": some r_k < 0 and |product| < 1: w overshoots, the zig-zag shrinks.
     "two-cycle": some r_k < 0 and |product| = 1 (to rounding): w bounces between two values forever.
     "diverging": |product| > 1: the error grows.
+
+    With intercept=True, for y = w*x + b, the same words from the step matrices I - c*lr*H_k (see
+    `step_factors`): "some r_k < 0" reads "some step's factor along lambda_max(H_k) is negative",
+    and |product| is the spectral radius of the N steps' product, whose first crossing of 1 is
+    `critical_lr(..., intercept=True)`. When every x is the same value, the direction along which
+    no step moves is left out, as there. Needs `Moments` with sx.
     """
-    factors = step_factors(lr, x_batches, loss=loss)
+    factors = step_factors(lr, x_batches, loss=loss)  # checks lr and the data too
+    if intercept:
+        return _regime_with_intercept(float(lr), _moments("regime", x_batches), loss)
     if np.all(factors == 1.0):
         return "stalled"
     with np.errstate(divide="ignore"):
         log_growth = float(np.sum(np.log(np.abs(factors))))
-    tolerance = 16 * factors.size * np.finfo(np.float64).eps
+    return _regime_of(log_growth, factors.size, bool(np.any(factors < 0)))
+
+
+def _regime_of(log_growth: float, steps: int, overshoots: bool) -> str:
+    """regime's words from the log of |product| over `steps` steps, and whether a step overshoots."""
+    tolerance = 16 * steps * np.finfo(np.float64).eps
     if log_growth > tolerance:
         return "diverging"
-    if np.any(factors < 0):
+    if overshoots:
         return "two-cycle" if log_growth >= -tolerance else "oscillating"
     return "monotone"
+
+
+def _regime_with_intercept(lr: float, data: Moments, loss) -> str:
+    if lr == 0.0:
+        return "stalled"  # every step is the identity (B >= 1: otherwise b always moves)
+    u = lr / _scale(data, loss)
+    sxx, sx, b = data.sxx, _sums_of_x(data, "regime"), float(data.batch_size)
+    steep = 1.0 - 2.0 * u * _largest_eigenvalues(sxx, sx, b)
+    if _every_x_alike(data):
+        # Every H_k is B*(x, 1)(x, 1)^T: the steps share eigenvectors, and the null one is left out.
+        with np.errstate(divide="ignore"):
+            log_growth = float(np.sum(np.log(np.abs(steep))))
+    else:
+        log_growth = float(_log_radius_intercept(np.float64(u), sxx, sx, b, 0.0))
+    return _regime_of(log_growth, sxx.size, bool(np.any(steep < 0)))
