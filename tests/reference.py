@@ -53,4 +53,7 @@ def batches_for(settings):
         kind=settings.kind,
         true_w=settings.true_w,
         noise=settings.noise,
+        # The w, b model's data; the lesson's w draws the lesson's, whatever the settings say.
+        x_mean=settings.x_mean if settings.model == "w,b" else 0.0,
+        true_b=settings.true_b if settings.model == "w,b" else 0.0,
     )

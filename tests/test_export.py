@@ -16,7 +16,7 @@ from widgets.chart import MARGIN
 from widgets.explorer import WIDE
 from widgets.export import CSV_HEADER, charts_html, run_csv
 from widgets.projector import PROJECTOR
-from widgets.settings import DEFAULTS, PRESETS, Presentation, from_query, presentation_from_query
+from widgets.settings import DEFAULTS, PRESETS, PYTREE_FIELDS, Presentation, from_query, presentation_from_query
 
 
 @pytest.fixture(scope="module")
@@ -109,8 +109,8 @@ def test_the_html_exports_charts_fit_the_window(browser, tmp_path):
     # The charts have no width of their own: two to a row on a wide window, the wide ones (the
     # per-step factors, the map) a row each, and one to a row on a narrow window, none cut off.
     explorer = Explorer(background=False)
-    figures = [*explorer.figures.values(), explorer.stability.figure]
-    wide = [i for i, name in enumerate([*explorer.figures, "stability"]) if name in WIDE]
+    figures = [*(explorer.figures[name] for name in explorer.drawn), explorer.stability.figure]
+    wide = [i for i, name in enumerate([*explorer.drawn, "stability"]) if name in WIDE]
     path = tmp_path / "charts.html"
     path.write_text(charts_html(figures, explorer.settings, "http://x/", (), wide))
     for window in (1280, 700, 390):  # 390: a phone, which lays out a page without a viewport at 980 px
@@ -170,7 +170,11 @@ def test_hide_hides_the_named_controls_and_the_link_keeps_both():
     presentation = Presentation("projector", ("noise", "seed", "presets", "playback"))
     explorer = Explorer(DEFAULTS._replace(lr=0.05), background=False, presentation=presentation)
     hidden = [name for name, widget in explorer.inputs.items() if widget.layout.display == "none"]
+    assert hidden == ["noise", "seed", *PYTREE_FIELDS]  # and the w, b model's, under the lesson's w
+    explorer.apply(explorer.settings._replace(model="w,b"))
+    hidden = [name for name, widget in explorer.inputs.items() if widget.layout.display == "none"]
     assert hidden == ["noise", "seed"]
+    explorer.apply(explorer.settings._replace(model="w"))
     rows = explorer.controls.children
     presets, playback = rows[1], rows[3]
     share = next(row for row in rows if "scanlab-share" in row._dom_classes)

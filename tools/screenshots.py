@@ -27,6 +27,7 @@ VIEWS = {
     "screenshot-projector": ("?view=projector", (1024, 768), False),
     "screenshot-phone": ("", (390, 844), True),
     "screenshot-diverging": ("?preset=diverging", (1440, 900), False),
+    "screenshot-valley": ("?preset=narrow-valley", (1440, 900), False),
 }
 
 # Every chart drawn (the five line charts and the map), and no chart waiting for its box's width.

@@ -191,6 +191,7 @@ class Chart:
     data that the ranges still hold moves the traces alone in the browser (widgets/surface.js)."""
 
     name = ""
+    models = ("w", "w,b")  # the `model`s whose results the chart draws (widgets.settings.CHOICES)
     wide = False  # True: the chart takes a row of the page to itself (widgets.layout.side_by_side)
     steps_across = True  # the x axis counts steps: whole numbers
     styles: list[dict] = []

@@ -106,6 +106,13 @@ def labelled(widget, tooltip: str, width: str = "4em", button_width: str = "6.5e
     return widget
 
 
+def _slider(name: str, step: float, description: str | None = None) -> ipw.FloatSlider:
+    """A FloatSlider over RANGES[name] at the default, labelled `description` (default: the name)."""
+    low, high = RANGES[name]
+    value = getattr(DEFAULTS, name)
+    return ipw.FloatSlider(value=value, min=low, max=high, step=step, description=description or name)
+
+
 LONG_LABEL = "6em"
 """A label width for the longest names: "optimizer", "momentum", "schedule" in full."""
 
@@ -192,6 +199,20 @@ def controls() -> dict:
             Menu(options=list(CHOICES["schedule"]), value=DEFAULTS.schedule, description="schedule"),
             "how the learning rate changes over the N steps; the schedule is scanned with the batches",
             LONG_LABEL,
+        ),
+        "model": labelled(
+            Choice(options=[("w", "w"), ("w, b", "w,b")], value=DEFAULTS.model, description="model"),
+            "the carry: the weight w of y = w*x as in the worked example, or the parameter pytree "
+            '{"w": w, "b": b} of y = w*x + b',
+        ),
+        "b0": labelled(_slider("b0", 0.1), "initial intercept b (the w, b model)"),
+        "true_b": labelled(
+            _slider("true_b", 0.1, "true b"), "the intercept the data follow: y = true_w * x + true_b + noise"
+        ),
+        "x_mean": labelled(
+            _slider("x_mean", 0.1, "x mean"),
+            "where x is centred: far from 0, w and b pull on each other and the loss's valley is long "
+            "and narrow",
         ),
         "map": labelled(
             Choice(

@@ -36,16 +36,18 @@ from widgets.settings import (
     DEFAULT_PRESENTATION,
     DEFAULTS,
     PRESETS,
+    PYTREE_FIELDS,
     Presentation,
     Settings,
     momentum_used,
     page_request,
+    pytree,
     sanitize,
     to_query,
 )
 from widgets.stability import StabilityPanel
 from widgets.surface import plain_text, plotly_url, send, surface_maker
-from widgets.words import REGIME_WORDS, alt_text, caption, notices_html, status_html, step_html
+from widgets.words import CAPTIONS, REGIME_WORDS, alt_text, caption, notices_html, status_html, step_html
 
 # The charts that take a row of the page to themselves (widgets.figures.side_by_side), the map included.
 WIDE = frozenset({"stability", *(name for name, chart in CHARTS.items() if chart.wide)})
@@ -113,9 +115,12 @@ class Explorer:
 
         self._make_figure = make_figure
         self.figures = {name: self._chart(name) for name in CHARTS}
+        self._parts = {}  # chart name -> the box of it and its caption, once shown
+        self._model_drawn = settings.model  # the model whose charts were drawn last
         self.captions = {}  # the numbers of a chart that change with a slider, above it
         for name in CHARTS:
-            if text := caption(name, self.result, settings.loss):
+            if name in CAPTIONS:
+                text = caption(name, self.result, settings.loss)
                 self.captions[name] = ipw.HTML(html.escape(text))  # wrapped within its chart's width
                 self.captions[name].add_class("scanlab-caption")
         self.status.value = status = self._status_text()
@@ -221,11 +226,30 @@ class Explorer:
         return self.presentation.view == "projector"
 
     def _view(self, name: str) -> ipw.Box:
-        """A box holding the named chart, under its caption if it has one."""
+        """A box holding the named chart, under its caption if it has one. The landscape's box
+        holds the w, b model's contour chart ("plane") too, shown in its place under that model."""
         if name == "stability":
             return self.stability.widget
+        names = [name, "plane"] if name == "landscape" else [name]
+        return ipw.VBox([self._part(part) for part in names])
+
+    def _part(self, name: str) -> ipw.Box:
+        """The named chart under its caption, shown while the model is one of the chart's."""
         above = [self.captions[name]] if name in self.captions else []
-        return ipw.VBox([*above, self.figures[name]])
+        part = ipw.VBox([*above, self.figures[name]])
+        self._parts[name] = part
+        self._show_model_charts()
+        return part
+
+    @property
+    def drawn(self) -> list[str]:
+        """The charts the current model draws (`Chart.models`): the landscape or the plane."""
+        return [name for name, chart in CHARTS.items() if self.settings.model in chart.models]
+
+    def _show_model_charts(self) -> None:
+        drawn = self.drawn
+        for name, part in self._parts.items():
+            part.layout.display = None if name in drawn else "none"
 
     def _chart(self, name: str):
         """The named chart as the current result, view and step draw it."""
@@ -326,8 +350,8 @@ class Explorer:
         if self._busy:
             return  # a new result is being drawn, marker included
         self.step = self.playback.clamp(change["new"])
-        for name, chart in CHARTS.items():
-            chart.update_marker(self.figures[name], self.result, self.settings.loss, self.step)
+        for name in self.drawn:
+            CHARTS[name].update_marker(self.figures[name], self.result, self.settings.loss, self.step)
         self.step_info.value = step_html(self.result, self.step)
 
     def _pick(self, **fields) -> None:
@@ -351,9 +375,10 @@ class Explorer:
         if kind == "csv":
             self.exports.offer_csv(self.result)
         else:
-            figures = [*self.figures.values(), self.stability.figure]
-            captions = [caption(name, self.result, self.settings.loss) for name in self.figures]
-            wide = [i for i, name in enumerate([*self.figures, "stability"]) if name in WIDE]
+            names = self.drawn
+            figures = [*(self.figures[name] for name in names), self.stability.figure]
+            captions = [caption(name, self.result, self.settings.loss) for name in names]
+            wide = [i for i, name in enumerate([*names, "stability"]) if name in WIDE]
             self.exports.offer_charts(figures, self.settings, captions, wide)
 
     def _move_step(self, step: int) -> None:
@@ -369,8 +394,12 @@ class Explorer:
         points and its words (`_describe`) go in one message."""
         self.status.value = status = self._status_text()
         words = plain_text(status)
-        for name, chart in CHARTS.items():
-            figure = self.figures[name]
+        self._show_model_charts()
+        # The other model's chart is hidden and left alone, but when the model changes: then it
+        # takes the empty picture a result of this model gives it, as if built now.
+        switched, self._model_drawn = self._model_drawn != self.settings.model, self.settings.model
+        for name in CHARTS if switched else self.drawn:
+            chart, figure = CHARTS[name], self.figures[name]
             with figure.hold_sync():
                 chart.update(figure, self.result, view, self.step)
                 self._describe(name, view, words)
@@ -380,6 +409,9 @@ class Explorer:
     def _describe(self, name: str, view: str, words: str) -> None:
         """A chart's text alternative: its title, its caption's numbers, and the run in `words`."""
         figure = self.figures[name]
+        if name not in self.drawn:
+            figure.alt = ""  # hidden: nothing to announce
+            return
         title = plain_text(figure.get("title.text") or "")
         figure.alt = alt_text(title, caption(name, self.result, view), words)
 
@@ -394,6 +426,9 @@ class Explorer:
         self.inputs["momentum"].disabled = not used
         shown = not used and "momentum" not in self.presentation.hide
         self.momentum_note.layout.display = None if shown else "none"
+        for name in PYTREE_FIELDS:  # the w, b model's controls, while it is chosen
+            hidden = not pytree(self.settings) or name in self.presentation.hide
+            self.inputs[name].layout.display = "none" if hidden else None
         if self.script_button.value:
             self._on_script()
         self.export_links.value = ""  # an export is of the run it was made from

@@ -39,6 +39,7 @@ from widgets.chart import (
     with_paths,
 )
 from widgets.model import LOSSES, Result, overlaid
+from widgets.settings import pytree
 
 # w per step for each loss, and w* as a dashed line: the trajectory and sum-vs-mean charts.
 _WEIGHTS_AND_OPTIMUM = [
@@ -51,6 +52,28 @@ _WEIGHTS_AND_OPTIMUM = [
         "hovertemplate": "w* = %{y:.6g}<extra></extra>",
     },
 ]
+
+
+# b per step for each loss and b* (the w, b model's), beside w on the trajectory: dash-dot lines.
+_BIASES_AND_OPTIMUM = [
+    {
+        **line_style("sum", name="b, sum loss", hovertemplate="step %{x}<br>b = %{y:.6g}<extra>sum</extra>"),
+        "line": {"color": COLORS["sum"], "width": 2, "dash": "dashdot"},
+    },
+    {
+        **line_style(
+            "mean", name="b, mean loss", hovertemplate="step %{x}<br>b = %{y:.6g}<extra>mean</extra>"
+        ),
+        "line": {"color": COLORS["mean"], "width": 2, "dash": "dashdot"},
+    },
+    {
+        "mode": "lines",
+        "name": "b* (least squares)",
+        "line": {"color": COLORS["optimum"], "dash": "dot"},
+        "hovertemplate": "b* = %{y:.6g}<extra></extra>",
+    },
+]
+_NONE = {"x": [], "y": [], "customdata": None, "visible": False}  # a trace this model does not draw
 
 
 def _weights(style: dict, values, scale: SignedLog | None) -> dict:
@@ -82,7 +105,10 @@ def _scale_words(scale: SignedLog | None, y_title: str) -> dict:
 def _diverging_scale(result: Result, runs) -> SignedLog | None:
     """A SignedLog scale when any of `runs` (core histories) diverged, else None."""
     if any(h.diverged_at is not None for h in runs):
-        return SignedLog.around(result.settings.w0, result.w_star)
+        s = result.settings
+        if pytree(s):  # w and b share the axis
+            return SignedLog.around(s.w0, result.w_star, s.b0, result.b_star)
+        return SignedLog.around(s.w0, result.w_star)
     return None
 
 
@@ -93,12 +119,16 @@ class WeightChart(Chart):
     signed_log = True
     title = ""
 
+    pytree_title = ""  # the title under the w, b model, when it differs
+
     def layout(self, result, view):
         layout = base_layout(self.title, "step", "weight w", margin=TITLED_MARGIN)
         return with_paths(layout, self.layout_update(result, view))
 
     def layout_update(self, result, view):
-        return _scale_words(self.scale(result, view), "weight w")
+        both = pytree(result.settings) and self.pytree_title
+        words = _scale_words(self.scale(result, view), "w and b" if both else "weight w")
+        return {**words, "title.text": self.pytree_title if both else self.title}
 
 
 class Trajectory(WeightChart):
@@ -118,12 +148,17 @@ class Trajectory(WeightChart):
             "line": {"color": COLORS["optimizer"], "width": 3, "dash": "dot"},
             "hovertemplate": "step %{x}<br>w = %{y:.6g}",  # and the trace's name
         },
+        *_BIASES_AND_OPTIMUM,
         {**STEP_MARKER, "hovertemplate": "step %{x}<br>w = %{y:.6g}<extra>current</extra>"},
     ]
 
     title = (
         "Trajectory: the carry w after each step<br><sup>w* (dashed): the weight that fits all the data "
         "best</sup>"
+    )
+    pytree_title = (
+        'Trajectory: the carry {"w", "b"} after each step<br><sup>w solid, b dash-dot; w* and b* '
+        "(dashed, dotted): the best fit</sup>"
     )
 
     def scale(self, result, view):
@@ -156,6 +191,26 @@ class Trajectory(WeightChart):
             {"x": [0, s.N], **_weights(styles[2], [result.w_star] * 2, scale)},
             {"x": [k for k, _ in points], **_weights(styles[3], [v for _, v in points], scale)},
             self._overlay(result, view, scale),
+            *self._biases(result, view, scale),
+        ]
+
+    def _biases(self, result, view, scale) -> list[dict]:
+        """b per step for each loss shown and b*, under the w, b model; hidden under w."""
+        s = result.settings
+        if not pytree(s):
+            return [_NONE] * len(_BIASES_AND_OPTIMUM)
+        steps = step_numbers(s.N + 1)
+        return [
+            *(
+                {
+                    "x": steps,
+                    **_weights(style, plottable(result.histories[loss].biases), scale),
+                    "visible": shown(view, loss),
+                    "mode": line_mode(s.N),
+                }
+                for loss, style in zip(LOSSES, _BIASES_AND_OPTIMUM, strict=False)
+            ),
+            {"x": [0, s.N], **_weights(_BIASES_AND_OPTIMUM[2], [result.b_star] * 2, scale), "visible": True},
         ]
 
     def _overlay(self, result, view, scale) -> dict:
@@ -292,6 +347,7 @@ def zero_floor(result: Result, view: str) -> float:
 
 class Landscape(Chart):
     name = "landscape"
+    models = ("w",)  # `Plane` draws the w, b model's
     steps_across = False  # weights
     own_ranges = True  # the curve's frame, which a diverging path leaves
     title = (
@@ -369,6 +425,8 @@ class Landscape(Chart):
 
     @staticmethod
     def _ranges(result):
+        if not result.landscape_w.size:  # a result of the w, b model, drawn by `Plane`
+            return [0.0, 1.0], [0.0, 1.0]
         # Fixed to the computed curve: a diverging path leaves the frame instead of squashing it.
         top = float(np.max(result.landscape_loss))
         return [float(result.landscape_w[0]), float(result.landscape_w[-1])], [0.0, 1.05 * top]
@@ -388,6 +446,8 @@ class Landscape(Chart):
         return weights, losses
 
     def series(self, result, view):
+        if not result.landscape_w.size:  # a result of the w, b model, drawn by `Plane`
+            return [_NONE] * (len(self.styles) - 1)
         paths = {loss: self._path(result, loss) for loss in LOSSES}
         return [
             {"x": result.landscape_w, "y": plottable(result.landscape_loss)},
@@ -399,6 +459,8 @@ class Landscape(Chart):
         ]
 
     def marker(self, result, view, step):
+        if not result.landscape_w.size:
+            return {"x": [], "y": []}
         weights, losses = self._path(result, first_shown(view), slice(step, step + 1))
         here = bool(value_at(weights, 0) and value_at(losses, 0))
         return {"x": value_at(weights, 0) if here else [], "y": value_at(losses, 0) if here else []}
@@ -407,11 +469,129 @@ class Landscape(Chart):
 def left_frame(result: Result, loss: str) -> tuple[int, float] | None:
     """(k, w_k) of the first weight of `loss`'s run outside the landscape's frame of w (or not
     finite), None when the whole run is in it."""
+    if not result.landscape_w.size:
+        return None
     weights = result.histories[loss].weights.astype(np.float64)
     low, high = float(result.landscape_w[0]), float(result.landscape_w[-1])
     with np.errstate(invalid="ignore"):
         outside = np.flatnonzero(~((weights >= low) & (weights <= high)))
     return None if outside.size == 0 else (int(outside[0]), float(weights[outside[0]]))
+
+
+class Plane(Chart):
+    """The w, b model's landscape: contours of the average loss over (w, b), the runs' paths on them,
+    the chosen optimizer's dotted beside plain SGD's, and the minimum ★. In place of `Landscape`."""
+
+    name = "plane"
+    models = ("w,b",)
+    steps_across = False
+    own_ranges = True  # the frame of widgets.model.Plane
+    title = (
+        "Loss landscape over (w, b): the steps drawn on its contours<br><sup>each ellipse one level "
+        "of L(w, b), the average loss; ★ (w*, b*) at its bottom</sup>"
+    )
+    styles = [
+        {
+            "mode": "lines",
+            "name": "contours of L(w, b)",
+            "line": {"color": "#b8c2cf", "width": 1},
+            "hovertemplate": "w = %{x:.4g}<br>b = %{y:.4g}<br>L = %{customdata:.4g}<extra>contour</extra>",
+        },
+        line_style(
+            "sum", name="path, sum loss", hovertemplate="w = %{x:.6g}<br>b = %{y:.6g}<extra>sum</extra>"
+        ),
+        line_style(
+            "mean", name="path, mean loss", hovertemplate="w = %{x:.6g}<br>b = %{y:.6g}<extra>mean</extra>"
+        ),
+        {
+            "mode": "lines+markers",
+            "line": {"color": COLORS["optimizer"], "width": 3, "dash": "dot"},
+            "marker": {"size": 4, "color": COLORS["optimizer"]},
+            "hovertemplate": "w = %{x:.6g}<br>b = %{y:.6g}",  # and the trace's name
+        },
+        {
+            "mode": "markers",
+            "name": "(w*, b*)",
+            "marker": {"size": 13, "symbol": "star", "color": COLORS["optimum"]},
+            "hovertemplate": "w* = %{x:.6g}<br>b* = %{y:.6g}<extra></extra>",
+        },
+        {**STEP_MARKER, "hovertemplate": "w = %{x:.6g}<br>b = %{y:.6g}<extra>current</extra>"},
+    ]
+
+    def layout(self, result, view):
+        layout = base_layout(self.title, "weight w", "intercept b", margin=TITLED_MARGIN)
+        return with_paths(layout, self.layout_update(result, view))
+
+    def layout_update(self, result, view):
+        plane = result.plane
+        if plane is None:
+            return {}
+        return {
+            "xaxis.range": plane.w_range,
+            "yaxis.range": plane.b_range,
+            "annotations": self._leaving(result, view),
+        }
+
+    def _leaving(self, result, view) -> list[dict]:
+        """An arrow at the frame's edge for each shown run that leaves it, as on `Landscape`."""
+        arrows = []
+        for i, loss in enumerate(loss for loss in LOSSES if shown(view, loss)):
+            k = self._left(result, result.histories[loss])
+            if k is not None:
+                arrows.append(
+                    {
+                        **note(f"{loss}: off the chart from step {k}", "right"),
+                        "y": 0.99 - 0.08 * i,
+                        "font": {"color": COLORS[loss], "size": 12},
+                    }
+                )
+        return arrows
+
+    @staticmethod
+    def _left(result, run) -> int | None:
+        """The first step whose (w, b) is outside the frame (or not finite), None if none is."""
+        (w_low, w_high), (b_low, b_high) = result.plane.w_range, result.plane.b_range
+        w, b = run.weights.astype(np.float64), run.biases.astype(np.float64)
+        with np.errstate(invalid="ignore"):
+            inside = (w >= w_low) & (w <= w_high) & (b >= b_low) & (b <= b_high)
+        outside = np.flatnonzero(~inside)
+        return None if outside.size == 0 else int(outside[0])
+
+    def _path(self, result, run, index=slice(None)):
+        """(w, b) of `run` at the steps `index`, NaN from where it leaves the frame on (as
+        `Landscape._path`: lines out to points far past the edge are not drawn)."""
+        w, b = plottable(run.weights[index]), plottable(run.biases[index])
+        left = self._left(result, run)
+        if left is not None:
+            cut = np.arange(len(run.weights))[index] >= left
+            w[cut] = b[cut] = np.nan
+        return w, b
+
+    def series(self, result, view):
+        if result.plane is None:
+            return [_NONE] * (len(self.styles) - 1)
+        s, contours = result.settings, result.plane.contours
+        paths = {loss: self._path(result, result.histories[loss]) for loss in LOSSES}
+        overlay = {**_NONE, "name": "another optimizer"}
+        if overlaid(s):
+            w, b = self._path(result, result.optimized[first_shown(view)])
+            overlay = {"x": w, "y": b, "visible": True, "name": f"path, {run_name(s)}"}
+        return [
+            {"x": contours.w, "y": contours.b, "customdata": contours.levels},
+            *(
+                {"x": w, "y": b, "visible": shown(view, loss), "mode": line_mode(s.N)}
+                for loss, (w, b) in paths.items()
+            ),
+            overlay,
+            {"x": [result.w_star], "y": [result.b_star]},
+        ]
+
+    def marker(self, result, view, step):
+        if result.plane is None:
+            return {"x": [], "y": []}
+        w, b = self._path(result, result.histories[first_shown(view)], slice(step, step + 1))
+        here = bool(value_at(w, 0) and value_at(b, 0))
+        return {"x": value_at(w, 0) if here else [], "y": value_at(b, 0) if here else []}
 
 
 class SumVsMean(WeightChart):
@@ -482,30 +662,55 @@ class Divergence(Chart):
         {**STEP_MARKER, "hovertemplate": "step %{x}<br>|factor| = %{y:.4g}<extra>current</extra>"},
     ]
 
-    def layout(self, result, view):
-        return base_layout(
+    titles = {
+        "w": (
             "Per-step factor: |1 − c·lr·S_k|<br><sup>each step multiplies the distance to its batch's "
             "optimum by it</sup>",
-            "step",
             "|1 − c·lr·S_k|",
-            margin=TITLED_MARGIN,
-        )
+        ),
+        # The step matrix I − c·lr·H_k, H_k = [[S_k, X_k], [X_k, B]], stretches the error (e_w, e_b)
+        # by |1 − c·lr·λ| along each eigenvector of H_k: the larger of the two is what can diverge.
+        "w,b": (
+            "Per-step factor: the larger |1 − c·lr·λ_k|<br><sup>λ_k: the eigenvalues of [[S_k, X_k], "
+            "[X_k, B]]; each step stretches the error (e_w, e_b) by at most this</sup>",
+            "largest |1 − c·lr·λ_k|",
+        ),
+    }
+
+    def layout(self, result, view):
+        title, y_title = self.titles[result.settings.model]
+        return base_layout(title, "step", y_title, margin=TITLED_MARGIN)
+
+    def layout_update(self, result, view):
+        title, y_title = self.titles[result.settings.model]
+        return {"title.text": title, "yaxis.title.text": y_title}
 
     def series(self, result, view):
         s = result.settings
         steps = step_numbers(s.N)
+        both = pytree(s)
         return [
-            {"x": steps, "y": plottable(np.abs(result.factors["sum"])), "visible": shown(view, "sum")},
-            {"x": steps, "y": plottable(np.abs(result.factors["mean"])), "visible": shown(view, "mean")},
-            {"x": [-0.5, s.N - 0.5], "y": [1.0, 1.0]},
-        ]
+            {
+                "x": steps,
+                "y": plottable(np.abs(result.factors[loss])),
+                "visible": shown(view, loss),
+                "name": name if both else style["name"],
+            }
+            for loss, name, style in zip(
+                LOSSES,
+                ("largest |1 − 2·lr·λ_k|, sum", "largest |1 − 2·lr·λ_k/B|, mean"),
+                self.styles,
+                strict=False,
+            )
+        ] + [{"x": [-0.5, s.N - 0.5], "y": [1.0, 1.0]}]
 
     def marker(self, result, view, step):
         return one_point(step, value_at(np.abs(result.factors[first_shown(view)][step : step + 1]), 0))
 
 
 CHARTS = {
-    chart.name: chart for chart in (Trajectory(), LossPerStep(), Landscape(), SumVsMean(), Divergence())
+    chart.name: chart
+    for chart in (Trajectory(), LossPerStep(), Landscape(), Plane(), SumVsMean(), Divergence())
 }
 
 __all__ = [
@@ -513,6 +718,7 @@ __all__ = [
     "Divergence",
     "Landscape",
     "LossPerStep",
+    "Plane",
     "SumVsMean",
     "Trajectory",
     "WeightChart",

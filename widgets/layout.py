@@ -97,8 +97,9 @@ def control_panel(
     columns = ipw.HBox(
         [
             primary,
-            ipw.VBox(stack("w0", "true_w", "noise"), layout=column),
-            ipw.VBox(stack("loss", "kind", "seed"), layout=column),
+            # b0, true_b and x_mean are shown under the w, b model only (Explorer._show_texts).
+            ipw.VBox(stack("w0", "b0", "true_w", "true_b", "noise", "x_mean"), layout=column),
+            ipw.VBox(stack("loss", "model", "kind", "seed"), layout=column),
             ipw.VBox(stack("optimizer", "momentum", "schedule"), layout=column),
         ],
         layout={"flex_flow": "row wrap"},

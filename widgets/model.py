@@ -17,7 +17,8 @@ from typing import NamedTuple
 import numpy as np
 
 import core
-from widgets.settings import RANGES, Settings
+from core.contours import Contours, loss_contours, nearest_minimum, valley_ratio
+from widgets.settings import RANGES, Settings, pytree
 
 LOSSES = ("sum", "mean")
 LANDSCAPE_POINTS = 241
@@ -40,6 +41,12 @@ MAP_BATCH_SIZES = _distinct_geometric(*RANGES["B"], 32)
 MAP_MOMENTA = np.round(np.linspace(RANGES["momentum"][0], RANGES["momentum"][1], 34), 2)
 
 
+CONTOURS = 12
+"""Level curves drawn over (w, b): heights above the minimum spaced by factors of CONTOUR_RATIO
+down from the frame's highest corner, so the floor of a narrow valley has curves as well as its walls."""
+CONTOUR_RATIO = 2.5
+
+
 class Result(NamedTuple):
     """Everything the charts need for one setting; both losses are always computed so that
     choosing which one is shown reuses this result."""
@@ -57,6 +64,43 @@ class Result(NamedTuple):
     # loss -> core.OptimizerHistory of the chosen optimizer and schedule (`overlaid`), else None
     optimized: dict | None = None
     schedule: np.ndarray | None = None  # (N,) float32: step k's learning rate, when not constant
+    # The w, b model's (None under "w"): b* (w_star is w*), and the picture over (w, b).
+    b_star: float | None = None
+    plane: Plane | None = None
+
+
+class Run(NamedTuple):
+    """A run of the w, b model (`core.PytreeHistory`) as the charts read a `core.History`: w per
+    step is `weights`, b per step `biases`. Arrays in the carry dtype; `states` Optax's, as there."""
+
+    weights: np.ndarray  # (N+1,) w
+    losses: np.ndarray  # (N,)
+    grads: np.ndarray  # (N,) dL/dw
+    diverged_at: int | None
+    states: object
+    biases: np.ndarray  # (N+1,) b
+    bias_grads: np.ndarray  # (N,) dL/db
+
+    @classmethod
+    def of(cls, h: core.PytreeHistory) -> Run:
+        return cls(
+            h.params["w"], h.losses, h.grads["w"], h.diverged_at, h.states, h.params["b"], h.grads["b"]
+        )
+
+
+class Plane(NamedTuple):
+    """The loss over (w, b) around the w, b model's runs: what the contour chart draws.
+
+    w_range, b_range: [low, high] of the frame (kept while the paths fill it, as the landscape's).
+    contours: the level curves in the frame, `levels` the average loss on each (float64).
+    floor: the average loss at the minimum the runs head for (w*, b*).
+    """
+
+    w_range: list
+    b_range: list
+    contours: Contours
+    floor: float
+    valley: float  # core.contours.valley_ratio: how much steeper the valley's walls are than its floor
 
 
 KEEP_RANGE = 0.6
@@ -122,6 +166,7 @@ class _Data(NamedTuple):
     batches: core.PaddedBatches
     w_star: float
     critical_lr: dict
+    b_star: float | None = None  # the w, b model's
 
 
 DATA_KEPT = 64
@@ -137,6 +182,7 @@ class Model:
         self.engine = core.HistoryEngine(max_steps=max_n, max_batch=max_b)
         self.engine.warm_up()
         self._full = None  # _Full: the data of the current seed, kind, true_w and noise
+        self._draws = None  # ((seed, kind), core.Draws) of _full: x_mean and true_b need no new draw
         # (N, B) -> _Data: what each recent corner of one data set adds, the latest last; that data
         # set's data_key. One data set's only: another's would keep its arrays.
         self._data: collections.OrderedDict = collections.OrderedDict()
@@ -144,6 +190,7 @@ class Model:
         self._map = None  # (key, core.StabilityMap): the last lr x B map computed
         self._momentum_map = None  # (key, core.MomentumMap): the last lr x momentum map computed
         self._frame = None  # [low, high]: the landscape's last frame of w
+        self._plane_frame = None  # [[w low, w high], [b low, b high]]: the contour chart's last frame
         # The map is computed on a worker thread (widgets.stability) while the explorer computes
         # results on the main one: the caches they share are changed under these locks.
         self._full_lock = threading.Lock()
@@ -161,14 +208,21 @@ class Model:
 
     @staticmethod
     def data_key(s: Settings) -> tuple:
-        """What the data set depends on: its every (N, B) is a corner of the largest one."""
-        return (s.seed, s.kind, s.true_w, s.noise)
+        """What the data set depends on: its every (N, B) is a corner of the largest one. x_mean and
+        true_b are the w, b model's: under "w" the data are the lesson's, whatever they say."""
+        shift = (s.x_mean, s.true_b) if pytree(s) else (0.0, 0.0)
+        return (s.seed, s.kind, s.true_w, s.noise, *shift)
+
+    @staticmethod
+    def theory_key(s: Settings) -> tuple:
+        """What the kept theory of an (N, B) corner depends on: the data set and the model."""
+        return (*Model.data_key(s), s.model)
 
     @staticmethod
     def map_key(s: Settings) -> tuple:
         """What the stability map depends on: its rows (`s.map`), N, w0 and the data; B too for the
         lr x momentum map. Not lr, momentum or the loss, which only move its marker."""
-        key = (s.map, s.N, s.w0, s.seed, s.kind, s.true_w, s.noise)
+        key = (s.map, s.N, s.w0, s.model, *Model.data_key(s)) + ((s.b0,) if pytree(s) else ())
         return key + (s.B,) if s.map == "momentum" else key
 
     @staticmethod
@@ -184,12 +238,24 @@ class Model:
             found = self.kept_stability(s)
             if found is None:
                 full = self._full_for(s).batches
-                if s.map == "momentum":
+                if pytree(s):
+                    found = self._pytree_stability(s, full)
+                elif s.map == "momentum":
                     found = core.momentum_map(full, MAP_LRS, MAP_MOMENTA, batch_size=s.B, w0=s.w0, n=s.N)
                 else:
                     found = core.stability_map(full, MAP_LRS, MAP_BATCH_SIZES, w0=s.w0, n=s.N)
                 setattr(self, self._map_slot(s), (self.map_key(s), found))
             return found
+
+    @staticmethod
+    def _pytree_stability(s: Settings, full: core.PaddedBatches):
+        """`stability` for the w, b model: the same grids, the runs of the pytree carry."""
+        params0 = {"w": s.w0, "b": s.b0}
+        if s.map == "momentum":
+            return core.pytree_momentum_map(
+                full, MAP_LRS, MAP_MOMENTA, batch_size=s.B, params0=params0, n=s.N
+            )
+        return core.pytree_stability_map(full, MAP_LRS, MAP_BATCH_SIZES, params0=params0, n=s.N)
 
     def kept_stability(self, s: Settings) -> core.StabilityMap | core.MomentumMap | None:
         """The map `stability(s)` returns when it is kept already (the last of its kind), else None.
@@ -207,8 +273,15 @@ class Model:
         with self._full_lock:
             if self._full is None or self._full.key != key:
                 max_n, max_b = RANGES["N"][1], RANGES["B"][1]
-                draws = core.draw_batches(max_n, max_b, seed=s.seed, kind=s.kind)
-                x, y = core.batches_from_draws(draws, max_n, max_b, true_w=s.true_w, noise=s.noise)
+                _, _, _, _, x_mean, true_b = key
+                if self._draws is None or self._draws[0] != (s.seed, s.kind):  # x_mean, true_b: no draw
+                    self._draws = (
+                        (s.seed, s.kind),
+                        core.draw_batches(max_n, max_b, seed=s.seed, kind=s.kind),
+                    )
+                x, y = core.batches_from_draws(
+                    self._draws[1], max_n, max_b, true_w=s.true_w, noise=s.noise, x_mean=x_mean, true_b=true_b
+                )
                 batches = self.engine.pad(x, y)
                 # Views of the device's buffers on the CPU, not copies: 8 MB less in each kernel
                 # than the float64 copies kept before, and a B move no slower (core.moments
@@ -219,10 +292,13 @@ class Model:
     def _data_for(self, full: _Full, s: Settings, batches: core.PaddedBatches) -> _Data:
         """The float64 theory of `s`'s (N, B) corner of `full` (NumPy: it runs while the scan does)."""
         moments = core.moments(full.x[: s.N, : s.B], full.y[: s.N, : s.B])
+        if pytree(s):
+            w_star, b_star = core.optimum(moments, intercept=True)
+            return _Data(moments, batches, w_star, core.critical_lrs(moments, intercept=True), b_star)
         return _Data(moments, batches, core.optimum(moments), core.critical_lrs(moments))
 
     def compute(self, s: Settings) -> Result:
-        corner, data_set = (s.N, s.B), self.data_key(s)
+        corner, data_set = (s.N, s.B), self.theory_key(s)
         if data_set != self._data_of:
             self._data.clear()
             self._data_of = data_set
@@ -233,13 +309,15 @@ class Model:
         else:
             full = self._full_for(s)
             batches = self.engine.corner(full.batches, s.N, s.B)
+        if pytree(s):
+            if data is None:
+                data = self._keep(corner, self._data_for(full, s, batches))
+            return self._compute_pytree(s, data, batches)
         # The scan is dispatched first and collected last: JAX runs it on its own threads while the
         # NumPy theory below is computed.
         collect = self.engine.start(s.w0, s.lr, batches)
         if data is None:
-            data = self._data[corner] = self._data_for(full, s, batches)
-            while len(self._data) > DATA_KEPT:
-                self._data.popitem(last=False)
+            data = self._keep(corner, self._data_for(full, s, batches))
         factors = {loss: core.step_factors(s.lr, data.moments, loss=loss) for loss in LOSSES}
         regimes = {loss: core.regime(s.lr, data.moments, loss=loss) for loss in LOSSES}
         optimized = schedule = None
@@ -276,3 +354,74 @@ class Model:
             optimized,
             schedule,
         )
+
+    def _keep(self, corner: tuple, data: _Data) -> _Data:
+        """Keep `data` as `corner`'s theory, the latest, and forget the oldest past DATA_KEPT."""
+        self._data[corner] = data
+        while len(self._data) > DATA_KEPT:
+            self._data.popitem(last=False)
+        return data
+
+    def _compute_pytree(self, s: Settings, data: _Data, batches: core.PaddedBatches) -> Result:
+        """`compute` for the w, b model: the pytree runs, the 2-D theory and the plane's picture."""
+        params = {"w": s.w0, "b": s.b0}
+        histories = {loss: Run.of(h) for loss, h in core.pytree_histories(params, s.lr, batches).items()}
+        factors = {loss: core.step_factors(s.lr, data.moments, loss=loss, intercept=True) for loss in LOSSES}
+        regimes = {loss: core.regime(s.lr, data.moments, loss=loss, intercept=True) for loss in LOSSES}
+        optimized = schedule = None
+        if overlaid(s):
+            schedule = None if s.schedule == "constant" else core.lr_schedule(s.schedule, s.lr, s.N)
+            runs = core.pytree_histories(
+                params, s.lr, batches, optimizer=s.optimizer, momentum=s.momentum, lr_schedule=schedule
+            )
+            optimized = {loss: Run.of(h) for loss, h in runs.items()}
+        # Where the runs head: (w*, b*), or when every x is alike the floor's point nearest the start.
+        centre = nearest_minimum(data.moments, (s.w0, s.b0))
+        plane = self._plane(s, data.moments, centre, [*histories.values(), *(optimized or {}).values()])
+        path_loss = {
+            loss: core.average_loss(h.weights, data.moments, b=h.biases) for loss, h in histories.items()
+        }
+        empty = np.zeros(0)
+        return Result(
+            s,
+            histories,
+            centre[0],
+            data.critical_lr,
+            factors,
+            regimes,
+            empty,
+            empty,
+            plane.floor,
+            path_loss,
+            optimized,
+            schedule,
+            centre[1],
+            plane,
+        )
+
+    def _plane(self, s: Settings, moments: core.Moments, centre: tuple, runs: list) -> Plane:
+        """The frame around the runs (a diverging one's first steps only), the start and the
+        minimum, kept while they fill it; and the loss's contours in it."""
+        points = [np.array([[s.w0, s.b0], centre])]
+        for run in runs:
+            path = np.stack([run.weights, run.biases], axis=1).astype(np.float64)
+            path = path[np.all(np.isfinite(path), axis=1)]
+            if run.diverged_at is not None:
+                band = LANDSCAPE_BAND * max(float(np.hypot(*(path[0] - centre))), 1.0)
+                path = path[np.hypot(*(path - centre).T) <= band]
+            points.append(path)
+        points = np.concatenate(points)
+        frame = []
+        for axis, kept in enumerate(self._plane_frame or (None, None)):
+            low, high = float(points[:, axis].min()), float(points[:, axis].max())
+            margin = max(0.1 * (high - low), 0.5)
+            frame.append(kept_range(kept, [low - margin, high + margin]))
+        self._plane_frame = frame
+        corners = np.array(np.meshgrid(*frame)).reshape(2, -1)
+        floor = float(core.average_loss(centre[0], moments, b=centre[1]))
+        top = float(np.max(core.average_loss(corners[0], moments, b=corners[1]))) - floor
+        excess = top * CONTOUR_RATIO ** -np.arange(CONTOURS, dtype=np.float64) if top > 0 else []
+        reach = 2.0 * max(frame[0][1] - frame[0][0], frame[1][1] - frame[1][0])
+        contours = loss_contours(moments, centre, excess, reach=reach)
+        levels = contours._replace(levels=contours.levels + floor)
+        return Plane(frame[0], frame[1], levels, floor, valley_ratio(moments))

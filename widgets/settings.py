@@ -34,6 +34,14 @@ class Settings(NamedTuple):
     schedule: str = "constant"
     # The stability map's rows: its batch sizes (lr x B), or momenta at the current B (lr x momentum).
     map: str = "B"
+    # The carry: the lesson's weight w (y = w*x), or the parameter pytree {"w": w, "b": b}
+    # (y = w*x + b). The three below are that model's: its b's start, the intercept the data follow,
+    # and where x is centred (0 decouples w and b; far from 0 the valley of the loss is long and
+    # narrow). Under "w" they change nothing (`data_key`), and the data are the lesson's.
+    model: str = "w"
+    b0: float = 0.0
+    true_b: float = 0.0
+    x_mean: float = 0.0
 
 
 DEFAULTS = Settings()
@@ -48,6 +56,9 @@ RANGES = {
     "noise": (0.0, 2.0),
     "seed": (0, 9999),
     "momentum": (0.0, 0.99),
+    "b0": (-10.0, 10.0),
+    "true_b": (-5.0, 5.0),
+    "x_mean": (-5.0, 5.0),
 }
 CHOICES = {
     "loss": ("sum", "mean", "both"),
@@ -55,10 +66,20 @@ CHOICES = {
     "optimizer": OPTIMIZERS,
     "schedule": SCHEDULES,
     "map": ("B", "momentum"),
+    "model": ("w", "w,b"),
 }
 INTEGERS = ("N", "B", "seed")
 MOMENTUM_OPTIMIZERS = ("momentum", "nesterov")
 """The optimizers whose update reads `momentum` (core.make_optimizer: heavy ball and Nesterov)."""
+
+
+PYTREE_FIELDS = ("b0", "true_b", "x_mean")
+"""The controls of the `w,b` model only: shown, and read, while `model` is "w,b"."""
+
+
+def pytree(settings: Settings) -> bool:
+    """Whether the carry is the parameter pytree {"w", "b"} (the model y = w*x + b)."""
+    return settings.model == "w,b"
 
 
 def momentum_used(settings: Settings) -> bool:
@@ -94,6 +115,29 @@ PRESETS = {
         "Schedule rescues a large lr",
         Settings(
             lr=0.28, N=15, B=4, loss="sum", w0=0.0, true_w=1.0, noise=0.0, kind="ones", schedule="exponential"
+        ),
+    ),
+    # x centred at 3 makes the valley of the loss over (w, b) long and narrow (its curvatures ~1:60).
+    # SGD's lr, 0.9 of its critical lr, is set by the steep walls: it zig-zags across them and
+    # crawls along the floor. Heavy-ball momentum (dotted) adds up the steps along the floor.
+    "narrow-valley": (
+        "A narrow valley",
+        Settings(
+            lr=0.0053,
+            N=60,
+            B=16,
+            loss="sum",
+            w0=-2.0,
+            true_w=2.0,
+            noise=0.3,
+            kind="gaussian",
+            seed=0,
+            optimizer="momentum",
+            momentum=0.9,
+            model="w,b",
+            b0=4.0,
+            true_b=1.0,
+            x_mean=3.0,
         ),
     ),
     "sum-vs-mean": (

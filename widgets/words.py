@@ -17,6 +17,7 @@ import numpy as np
 from widgets.chart import first_shown, shown
 from widgets.figures import run_name
 from widgets.model import LOSSES, Result, overlaid
+from widgets.settings import pytree
 
 REGIME_WORDS = {
     "stalled": "not moving (lr = 0 or every x is 0)",
@@ -34,25 +35,44 @@ def _shown_runs(r: Result) -> list:
     return [(loss, r.histories[loss]) for loss in LOSSES if shown(r.settings.loss, loss)]
 
 
+def _carry(r: Result, h, k: int, digits: int = 6) -> str:
+    """The carry after k steps in the model's words: "w = 1.5", or "{w: 1.5, b: 0.2}"."""
+    if pytree(r.settings):
+        return f"{{w: {float(h.weights[k]):.{digits}g}, b: {float(h.biases[k]):.{digits}g}}}"
+    return f"w = {float(h.weights[k]):.{digits}g}"
+
+
+def _distance(r: Result, h, k: int) -> str:
+    """How far the carry after k steps is from the best fit: "|w − w*| = 0.1", or the distance in
+    (w, b) under the w, b model."""
+    if pytree(r.settings):
+        d = float(np.hypot(float(h.weights[k]) - r.w_star, float(h.biases[k]) - r.b_star))
+        return f"distance to (w*, b*) = {d:.3g}"
+    return f"|w − w*| = {abs(float(h.weights[k]) - r.w_star):.3g}"
+
+
+def _optimum(r: Result) -> str:
+    if pytree(r.settings):
+        return f"(w*, b*) = ({r.w_star:.6g}, {r.b_star:.6g})"
+    return f"w* = {r.w_star:.6g}"
+
+
 def status_html(r: Result) -> str:
-    """The run's outcome, a line per shown loss and one for the overlaid optimizer: regime, final w
-    and its distance to w*, or the step it diverged at. HTML (a `<br>` between lines)."""
+    """The run's outcome, a line per shown loss and one for the overlaid optimizer: regime, final
+    carry and its distance to the best fit, or the step it diverged at. HTML (a `<br>` between
+    lines)."""
     s = r.settings
     lines = []
     for loss, h in _shown_runs(r):
         if h.diverged_at is not None:
-            past, final = float(h.weights[h.diverged_at + 1]), float(h.weights[-1])
-            words = (
-                f"diverged at step {h.diverged_at}: w = {past:.4g}, |w − w*| = {abs(past - r.w_star):.3g}"
-                f" (final w = {final:.4g})"
-            )
+            k = h.diverged_at + 1
+            past, final = _carry(r, h, k, 4), _carry(r, h, -1, 4)
+            words = f"diverged at step {h.diverged_at}: {past}, {_distance(r, h, k)} (final {final})"
         else:
-            final = float(h.weights[-1])
-            error = abs(final - r.w_star)
-            words = f"{REGIME_WORDS[r.regimes[loss]]}: final w = {final:.6g}, |w − w*| = {error:.3g}"
+            words = f"{REGIME_WORDS[r.regimes[loss]]}: final {_carry(r, h, -1)}, {_distance(r, h, -1)}"
         lines.append(
             f"<b>{loss} loss</b>: {html.escape(words)} "
-            f"(lr = {s.lr:.4g}, critical lr = {r.critical_lr[loss]:.4g}, w* = {r.w_star:.6g})"
+            f"(lr = {s.lr:.4g}, critical lr = {r.critical_lr[loss]:.4g}, {html.escape(_optimum(r))})"
         )
     if overlaid(s):
         loss = first_shown(s.loss)
@@ -60,8 +80,7 @@ def status_html(r: Result) -> str:
         if h.diverged_at is not None:
             words = f"diverged at step {h.diverged_at}"
         else:
-            final = float(h.weights[-1])
-            words = f"final w = {final:.6g}, |w − w*| = {abs(final - r.w_star):.3g}"
+            words = f"final {_carry(r, h, -1)}, {_distance(r, h, -1)}"
         lines.append(f"<b>{html.escape(run_name(s))}</b> ({loss} loss, dotted): {html.escape(words)}")
     return "<br>".join(lines)
 
@@ -75,7 +94,15 @@ def step_html(r: Result, k: int) -> str:
         if k >= s.N:
             lines.append(
                 f"<b>{loss}</b>: after {'its one step' if s.N == 1 else f'all {s.N} steps'} the carry is "
-                f"w = {float(h.weights[-1]):.6g}."
+                f"{_carry(r, h, -1)}."
+            )
+            continue
+        if pytree(s):
+            grads = f"{{w: {float(h.grads[k]):.6g}, b: {float(h.bias_grads[k]):.6g}}}"
+            lines.append(
+                f"<b>{loss}</b>, step {k} of {s.N}: carry in params = {_carry(r, h, k)}; batch {k}'s "
+                f"gradients at it grads = {grads}; carry out = jax.tree.map(lambda p, g: p − lr·g, "
+                f"params, grads) = {_carry(r, h, k + 1)} (lr = {s.lr:.4g})"
             )
             continue
         w, g, new = float(h.weights[k]), float(h.grads[k]), float(h.weights[k + 1])
@@ -96,16 +123,19 @@ def carry_html(r: Result, k: int) -> str:
     h = r.optimized[first_shown(s.loss)]
     # Each leaf of the recorded state is (N, ...): row k - 1 is the state after k steps.
     leaves = jax.tree_util.tree_flatten_with_path(h.states)[0]
+    # Under the w, b model each part of the state is a dict like the params: named "trace.w".
+    keys = -2 if pytree(s) else -1
+    names = [jax.tree_util.keystr(path[keys:], simple=True, separator=".") for path, _ in leaves]
     state = ", ".join(
-        f"{jax.tree_util.keystr(path[-1:], simple=True)} = {float(np.asarray(leaf)[k - 1]):.6g}"
-        for path, leaf in leaves
+        f"{name} = {float(np.asarray(leaf)[k - 1]):.6g}" for name, (_, leaf) in zip(names, leaves, strict=True)
     )
     state = "state as Optax's init makes it" if k == 0 else state or "a state of no arrays (sgd's)"
     if r.schedule is not None and k < s.N:  # scanned with the batches, not in the carry
         state += f"; step {k}'s lr from the schedule: {float(r.schedule[k]):.4g}"
+    params = "params" if pytree(s) else "w"
     return (
-        f"<b>{html.escape(run_name(s))}</b>, after {k} steps: carry (w, state) = "
-        f"(w = {float(h.weights[k]):.6g}; {html.escape(state)})"
+        f"<b>{html.escape(run_name(s))}</b>, after {k} steps: carry ({params}, state) = "
+        f"({html.escape(_carry(r, h, k))}; {html.escape(state)})"
     )
 
 
@@ -135,10 +165,41 @@ def _divergence(r: Result, view: str) -> str:
     ratios = "; ".join(
         f"{loss}: lr / critical lr = {s.lr / r.critical_lr[loss]:.3g}" for loss in LOSSES if shown(view, loss)
     )
+    if pytree(s):
+        return (
+            f"λ_k: the curvatures of batch k's loss over (w, b); c: 2 for the sum loss, 2/B for the "
+            f"mean. {ratios}"
+        )
     return f"S_k: the sum of x² over batch k; c: 2 for the sum loss, 2/B for the mean. {ratios}"
 
 
-CAPTIONS = {"sum_vs_mean": _sum_vs_mean, "divergence": _divergence}
+NARROW = 10.0
+"""A valley whose walls are this many times steeper than its floor is called narrow, and why it
+matters is said under the contour chart."""
+
+
+def _plane(r: Result, view: str) -> str:
+    if r.plane is None:
+        return ""  # a result of the w model, which the landscape draws
+    critical = "; ".join(f"{loss} {r.critical_lr[loss]:.4g}" for loss in LOSSES if shown(view, loss))
+    valley = r.plane.valley
+    if valley == float("inf"):
+        shape = "every x is alike, so the valley's floor is a line of equally good fits"
+    elif valley >= NARROW:
+        shape = (
+            f"the valley's walls are {valley:.0f} times steeper than its floor: an lr small enough for "
+            "the walls zig-zags across them and crawls along the floor; momentum adds up the steps "
+            "along the floor"
+        )
+    else:
+        shape = f"the valley is round enough ({valley:.2g}:1) for plain steps to head straight down"
+    return (
+        f"{_optimum(r)}, x centred at {r.settings.x_mean:g}: {shape}. Critical lr (the largest lr the "
+        f"walls allow): {critical}"
+    )
+
+
+CAPTIONS = {"sum_vs_mean": _sum_vs_mean, "divergence": _divergence, "plane": _plane}
 """The charts (widgets.figures.CHARTS' names) that have a caption, and its sentence."""
 
 
