@@ -13,16 +13,17 @@ PIP := $(BIN)/python -m pip --disable-pip-version-check -q
 # No accelerator is needed; skipping the probe saves a second at every start.
 export JAX_PLATFORMS ?= cpu
 
-.PHONY: run test check screenshots lab lab-env lab-server hub-pin lint lock clean chromium bench load plotly-js axe-core
+.PHONY: run test check screenshots lab lab-env lab-server class class-server hub-pin lint lock clean chromium bench load \
+  plotly-js axe-core
 
 # Compiled XLA programs are kept on disk, so a new kernel loads the engine instead of compiling it
 # (not for `make test`, whose tests count compiles).
 JAX_CACHE := $(CURDIR)/.cache/jax
-run lab: export JAX_COMPILATION_CACHE_DIR ?= $(JAX_CACHE)
-run lab: export JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS ?= 0
+run lab class: export JAX_COMPILATION_CACHE_DIR ?= $(JAX_CACHE)
+run lab class: export JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS ?= 0
 # glibc gives every thread that allocates its own heap arena, and XLA's compile threads leave them
 # half full: two arenas cut a process running the explorer at N=1000, B=512 from 435 to 317 MB RSS.
-run lab: export MALLOC_ARENA_MAX ?= 2
+run lab class: export MALLOC_ARENA_MAX ?= 2
 
 # Kernels (serving/): at most MAX_KERNELS at once, the preheated one included, and a visitor over the
 # cap gets a "busy, try again in a minute" page; kernels without a connection for CULL_IDLE_TIMEOUT
@@ -87,6 +88,8 @@ run: $(VENV)/.installed-run $(NOTARY)/nbsignatures.db
 	@# (widgets/surface.py: PLOTLY_PATH); voila.json allows exactly such files.
 	@$(BIN)/python tools/plotly_bundle.py
 	@$(call compile_oo,core widgets serving)
+	@echo "Starting the dashboard. Let visitors in once it logs \"The dashboard is ready for N visitors\":"
+	@echo "then a preheated kernel waits for each of the first N (POOL_SIZE; docs/classroom.md)."
 	$(BIN)/python -m voila app.ipynb --no-browser --port=$(PORT) --Voila.ip=$(HOST) $(SERVING)
 
 # tests/test_lab.py opens exercise.ipynb in JupyterLab, from make lab's environment (lab-env).
@@ -104,17 +107,35 @@ VIEWS ?=
 screenshots: $(VENV)/.installed-test chromium
 	$(BIN)/python -m tools.screenshots $(VIEWS)
 
-# The same notebook in JupyterLab, from an environment of its own, so that installing the lab
-# (JupyterLab 4.6) never changes what `make run` serves (Voila's page is built on JupyterLab 4.2).
-# (Notebook 7.6 runs the notebook too, checked by hand.)
-LAB_VENV ?= .venv-lab
+# A notebook in JupyterLab: the lesson (app.ipynb), or `make lab NOTEBOOK=exercise.ipynb`.
+# JupyterLab goes into the same environment as the dashboard: requirements-lab.lock adds 8 packages
+# (51 MB, 2.6 s from pip's cache) and pins none of requirements.lock's, so `make run` serves the same
+# packages with it or without it (Voila's standalone server loads no Jupyter server extension, and
+# JupyterLab adds no labextension to Voila's page). A second environment for it took 1.1 GB.
+# LAB_VENV=.venv-lab keeps one apart anyway. (Notebook 7.6 runs the notebooks too, checked by hand.)
+LAB_VENV ?= $(VENV)
+NOTEBOOK ?= app.ipynb
 lab:
 	@$(MAKE) --no-print-directory VENV=$(LAB_VENV) lab-server
 lab-env:
 	@$(MAKE) --no-print-directory VENV=$(LAB_VENV) $(LAB_VENV)/.installed-lab
 lab-server: $(VENV)/.installed-lab
-	$(BIN)/jupyter lab app.ipynb --no-browser --port=$(LAB_PORT) --ServerApp.ip=$(HOST) \
+	$(BIN)/jupyter lab $(NOTEBOOK) --no-browser --port=$(LAB_PORT) --ServerApp.ip=$(HOST) \
 	  $(if $(filter 0,$(shell id -u)),--allow-root)
+
+# The exercise for a class on this machine: a JupyterLab server per student (ports CLASS_PORT+1 ...),
+# each with its own token, kernel and copy of exercise.ipynb in CLASS_DIR/student-NN, copied once and
+# never overwritten (serving/classroom.py). E.g. `make class STUDENTS=30 HOST=0.0.0.0`; it prints each
+# student's link (also in CLASS_DIR/links.txt). Students run code as you: docs/classroom.md.
+STUDENTS ?= 30
+CLASS_DIR ?= $(HOME)/scanlab-class
+CLASS_PORT ?= 8900
+CLASS_ARGS ?=
+class:
+	@$(MAKE) --no-print-directory VENV=$(LAB_VENV) class-server
+class-server: $(VENV)/.installed-lab
+	$(BIN)/python -m serving.classroom --students $(STUDENTS) --dir $(CLASS_DIR) --host $(HOST) \
+	  --port $(CLASS_PORT) $(CLASS_ARGS)
 
 # Every benchmark (a few minutes), one table against the targets of docs/performance.md; also kept
 # in .cache/bench.md.
@@ -123,7 +144,8 @@ bench: $(VENV)/.installed-test chromium
 
 # A class on one machine: 30 dashboard sessions (2 of them Chromium pages) arrive over a
 # minute and move lr, N, B and w0 until a minute after the last one opened, against `make run` on a
-# free port (kernel cap lifted to 31). One table, also kept in .cache/load.md; about 4 minutes.
+# free port with a preheated kernel for each (POOL_SIZE=30 FILL_DELAY=3600, as docs/classroom.md
+# says to serve a class). One table, also kept in .cache/load.md; about 6 minutes.
 # E.g. `make load LOAD_ARGS="--sessions 10 --browsers 0"`.
 LOAD_ARGS ?=
 load: $(VENV)/.installed-test chromium
@@ -181,7 +203,7 @@ $(BIN)/python:
 # it takes a while, so that a first `make run` is not a silent minute or more.
 $(VENV)/.installed-run: requirements.lock | $(BIN)/python
 	@echo "Installing the dashboard's packages (JAX, Voila, Plotly, ...) into $(VENV) from"
-	@echo "requirements.lock: the first time, this downloads and installs them and takes a few minutes."
+	@echo "requirements.lock: the first time, this downloads and installs them (1.2 GB) and takes a few minutes."
 	@$(PIP) install -r requirements.lock
 	@echo "Compiling them for the dashboard's kernels (python -OO)..."
 	@$(call compile_oo,-j0 $(VENV)/lib)
@@ -195,7 +217,8 @@ $(VENV)/.installed-test: requirements-test.lock $(VENV)/.installed-run
 	@touch $@
 
 $(VENV)/.installed-lab: requirements-lab.lock $(VENV)/.installed-run
-	@echo "Installing JupyterLab into $(VENV), an environment of its own: the first time, this can take a few minutes."
+	@echo "Adding JupyterLab (make lab, make class, the exercise's tests) to $(VENV): about 50 MB, in"
+	@echo "seconds once downloaded; the dashboard's packages stay as they are."
 	@$(PIP) install -r requirements-lab.lock
 	@$(call compile_oo,-j0 $(VENV)/lib)
 	@touch $@

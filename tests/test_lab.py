@@ -1,7 +1,8 @@
-"""exercise.ipynb as a learner opens it: JupyterLab from `make lab`'s own environment (.venv-lab, which
-`make test` builds), the notebook run from JupyterLab's commands, and the checker's report read by
-axe-core (WCAG 2.1 A and AA) in the light theme and the dark one. Only the report is ours: axe runs on
-its output, not on JupyterLab's own interface."""
+"""exercise.ipynb as a learner opens it: JupyterLab from `make lab`'s environment (the one running the
+tests, to which `make test` adds requirements-lab.lock; LAB_VENV=... names another), the notebook run
+from JupyterLab's commands, and the checker's report read by axe-core (WCAG 2.1 A and AA) in the light
+theme and the dark one. Only the report is ours: axe runs on its output, not on JupyterLab's own
+interface."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import contextlib
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,7 +19,10 @@ from harness.server import free_port, stop_group, wait_until_answers
 from tests.test_accessibility import AXE
 
 ROOT = Path(__file__).resolve().parent.parent
-JUPYTER = ROOT / os.environ.get("LAB_VENV", ".venv-lab") / "bin" / "jupyter"
+# Not resolved: a venv's python is a link to the base interpreter, whose folder has no jupyter.
+JUPYTER = (
+    ROOT / os.environ["LAB_VENV"] / "bin" if "LAB_VENV" in os.environ else Path(sys.executable).parent
+) / "jupyter"
 
 pytestmark = pytest.mark.browser
 
@@ -39,7 +44,7 @@ def lab(root: Path):
     """JupyterLab serving `root`, with no token, its app on `window.jupyterapp` (the option JupyterLab's
     own browser tests use), kernels importing this checkout's `core` and `widgets`."""
     if not JUPYTER.exists():
-        pytest.fail(f"{JUPYTER} is missing: `make test` builds make lab's environment first")
+        pytest.fail(f"{JUPYTER} is missing: `make test` (or `make lab-env`) installs JupyterLab first")
     port = free_port()
     home = root / "home"
     env = {

@@ -1,0 +1,162 @@
+"""The exercise for a class on one machine (`make class`, serving/classroom.py): a JupyterLab server per
+student, each with its own token and its own copy of exercise.ipynb, kept from one start to the next;
+and the checker's cells run from a student's link, in Chromium, as that student would run them."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from harness.server import free_port
+from serving.classroom import keep_copy
+from tests.test_lab import run_all
+
+ROOT = Path(__file__).resolve().parent.parent
+JUPYTER = Path(sys.executable).parent / "jupyter"  # make test adds JupyterLab to its environment
+
+
+def _dry_run(*args: str) -> str:
+    command = ["make", "-n", "--no-print-directory", *args]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def _pins(path: Path) -> dict[str, str]:
+    lines = [line for line in path.read_text().splitlines() if line and not line.startswith(("#", "-r"))]
+    return dict(line.lower().replace("_", "-").split("==") for line in lines)
+
+
+def test_the_lab_and_the_class_run_from_the_dashboards_environment():
+    # One environment: JupyterLab is added to make run's .venv, and changes none of its pins.
+    lab = _dry_run("lab", "VENV=.venv-dry", "NOTEBOOK=exercise.ipynb")
+    assert ".venv-dry/bin/python -m pip --disable-pip-version-check -q install -r requirements-lab.lock" in (
+        lab
+    )
+    assert ".venv-dry/bin/jupyter lab exercise.ipynb" in lab
+    assert ".venv-dry/bin/jupyter lab app.ipynb" in _dry_run("lab", "VENV=.venv-dry")
+    klass = _dry_run("class", "VENV=.venv-dry", "STUDENTS=3", "HOST=0.0.0.0")
+    assert "install -r requirements-lab.lock" in klass
+    assert ".venv-dry/bin/python -m serving.classroom --students 3 " in klass and "--host 0.0.0.0" in klass
+    added, runtime = _pins(ROOT / "requirements-lab.lock"), _pins(ROOT / "requirements.lock")
+    assert "jupyterlab" in added and not set(added) & set(runtime), set(added) & set(runtime)
+    assert (ROOT / "requirements-lab.lock").read_text().splitlines()[1] == "-r requirements.lock"
+
+
+def test_a_copy_is_made_once_and_never_overwritten(tmp_path):
+    source, target = tmp_path / "exercise.ipynb", tmp_path / "student-01" / "exercise.ipynb"
+    source.write_text("the exercise")
+    assert keep_copy(source, target) is True and target.read_text() == "the exercise"
+    target.write_text("my answers")
+    source.write_text("a newer exercise")
+    assert keep_copy(source, target) is False and target.read_text() == "my answers"
+    assert sorted(p.name for p in target.parent.iterdir()) == ["exercise.ipynb"], "no partial copy left"
+
+
+class Class:
+    """`python -m serving.classroom` for `students`, its output read as it comes."""
+
+    def __init__(self, folder: Path, students: int, *extra: str, port: int | None = None):
+        self.port = port or free_port()
+        self.lines: list[str] = []
+        self.ready = threading.Event()
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "serving.classroom", f"--students={students}", f"--dir={folder}",
+             f"--port={self.port}", f"--jupyter={JUPYTER}", *extra],
+            cwd=ROOT, env={**os.environ, "JAX_PLATFORMS": "cpu"}, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, text=True, start_new_session=True,
+        )  # fmt: skip
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self):
+        for line in self.process.stdout:
+            self.lines.append(line)
+            if line.startswith("Ctrl-C stops every server"):  # printed after the links
+                self.ready.set()
+
+    def links(self) -> list[str]:
+        assert self.ready.wait(180), "".join(self.lines)
+        return [m.group(1) for line in self.lines if (m := re.match(r"student-\d+: (http://\S+)$", line))]
+
+    def stop(self) -> int:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGTERM)
+        code = self.process.wait(60)
+        self.reader.join(10)  # it reads to the end of the output, then the pipe is closed
+        self.process.stdout.close()
+        return code
+
+
+def _status(url: str) -> int:
+    try:
+        with urllib.request.urlopen(url, timeout=30) as response:
+            return response.status
+    except urllib.error.HTTPError as error:
+        return error.code
+
+
+def test_each_student_has_a_server_a_token_and_a_copy_kept_across_starts(tmp_path):
+    if not JUPYTER.exists():
+        pytest.fail(f"{JUPYTER} is missing: `make test` (or `make lab-env`) installs JupyterLab first")
+    folder = tmp_path / "class"
+    room = Class(folder, 2)
+    try:
+        links = room.links()
+        assert len(links) == 2 and all("/lab/tree/exercise.ipynb?token=" in link for link in links)
+        api = [link.replace("/lab/tree/", "/api/contents/") for link in links]
+        assert [_status(url) for url in api] == [200, 200]
+        # A student's token opens no other student's server.
+        mine, other = api[0].split("?"), api[1].split("?")
+        assert _status(f"{mine[0]}?{other[1]}") == 403
+        listed = (folder / "links.txt").read_text().splitlines()
+        assert listed == [f"student-{i + 1:02d}: {link}" for i, link in enumerate(links)]
+    finally:
+        assert room.stop() == 0
+    assert "Stopped 2 servers." in "".join(room.lines)
+    copy = folder / "student-01" / "exercise.ipynb"
+    assert copy.read_bytes() == (ROOT / "exercise.ipynb").read_bytes()
+    mine = copy.read_text().replace("raise NotImplementedError", "raise NotImplementedError  # mine", 1)
+    copy.write_text(mine)
+
+    room = Class(folder, 2, port=room.port)  # the next lesson: the same links, the answers kept
+    try:
+        assert room.links() == links
+        assert "kept" in "".join(room.lines)
+    finally:
+        room.stop()
+    assert "# mine" in copy.read_text()
+
+
+@pytest.mark.browser
+def test_the_checker_runs_from_a_students_link(browser, tmp_path):
+    room = Class(tmp_path / "class", 1, "--LabApp.expose_app_in_browser=True")
+    try:
+        (link,) = room.links()
+        context = browser.new_context(viewport={"width": 1440, "height": 900})
+        page = context.new_page()
+        errors = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.goto(link, timeout=60_000)
+        page.wait_for_function("() => window.jupyterapp && jupyterapp.shell.currentWidget", timeout=90_000)
+        page.locator(".jp-Notebook .jp-Cell").first.wait_for(timeout=90_000)
+        page.wait_for_function(
+            "() => jupyterapp.shell.currentWidget.sessionContext.session?.kernel?.status === 'idle'",
+            timeout=120_000,
+        )
+        # The kernel's folder is the student's; it imports the checker from the repository all the same.
+        run_all(page, {"Not yet: error.": 3})
+        assert errors == [], errors
+        context.close()
+    finally:
+        room.stop()
