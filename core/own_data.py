@@ -41,6 +41,8 @@ _EXAMPLE_PATH = Path(__file__).resolve().parent.parent / "data" / "engel.csv"
 # "infinity", which are reported on their own.
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 _COMMA_NUMBER = re.compile(r"[+-]?(?:\d+(?:,\d*)?|,\d+)(?:[eE][+-]?\d+)?")
+# The first line Excel writes and reads to name a CSV file's separator: sep=; or sep=,
+_SEP_LINE = re.compile(r'"?sep=(.)"?')
 _NOT_FINITE = re.compile(r"[+-]?(?:nan|inf|infinity)", re.IGNORECASE)
 # Other programs' files, by their first bytes: a learner who picked one is told what it is.
 _SIGNATURES = (
@@ -127,31 +129,47 @@ def _decode(content) -> str:
     return text
 
 
-def _separator(text: str) -> str:
-    """The separator of SEPARATORS that splits the first non-blank row in two or more cells, and
-    the next rows into as many; failing that, the first that splits the first row."""
-    lines = [(number, line) for number, line in enumerate(text.splitlines(), 1) if line.strip()][:5]
+def _separator(text: str) -> tuple:
+    """(separator, whether the first non-blank row is Excel's "sep=;" line, which names it).
+
+    Otherwise the separator is the one of SEPARATORS that splits the first non-blank row in two or
+    more cells and the next rows into as many; failing that, the first that splits the first row.
+    """
+    lines = [(number, line) for number, line in enumerate(text.splitlines(), 1) if line.strip()][:6]
+    named = _SEP_LINE.fullmatch(lines[0][1].strip())
+    if named and named.group(1) in SEPARATORS:
+        return named.group(1), True
     widths = {
         separator: [len(cells) for cells in csv.reader([line for _, line in lines], delimiter=separator)]
         for separator in SEPARATORS
     }
     splitting = [separator for separator in SEPARATORS if widths[separator][0] >= 2]
-    if not splitting:
-        number, first = lines[0]
-        raise DataError(
-            f"The file has one column only ({first.strip()[:40]!r} in row {number}); a line needs two "
-            "columns of numbers, x and y, separated by commas or semicolons."
-        )
-    consistent = [separator for separator in splitting if len(set(widths[separator])) == 1]
-    return (consistent or splitting)[0]
+    if splitting:
+        consistent = [separator for separator in splitting if len(set(widths[separator])) == 1]
+        return (consistent or splitting)[0], False
+    number, first = lines[0]
+    first = first.strip()[:40]
+    for separator in SEPARATORS:
+        # A title above the table, as spreadsheets export it: say which rows to remove.
+        below = [(lines[k][0], width) for k, width in enumerate(widths[separator]) if width >= 2]
+        if below:
+            raise DataError(
+                f"Row {number} holds one value ({first!r}) but row {below[0][0]} holds {below[0][1]}; "
+                "remove the rows above the columns' names or numbers."
+            )
+    raise DataError(
+        f"The file has one column only ({first!r} in row {number}); a line needs two columns of "
+        "numbers, x and y, separated by commas or semicolons."
+    )
 
 
-def _rows(text: str, separator: str) -> list:
-    """(row number, stripped cells) of each non-blank row, at most MAX_ROWS + 2 of them."""
+def _rows(text: str, separator: str, named: bool) -> list:
+    """(row number, stripped cells) of each non-blank row, at most MAX_ROWS + 2 of them; without
+    the first when it is the "sep=" line (`named`)."""
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=separator, strict=True)
     rows = []
     # One more than a header and MAX_ROWS rows of data is enough to tell that there are too many.
-    while len(rows) <= MAX_ROWS + 1:
+    while len(rows) <= MAX_ROWS + 1 + named:
         start = reader.line_num + 1
         try:
             cells = next(reader, None)
@@ -165,7 +183,7 @@ def _rows(text: str, separator: str) -> list:
         cells = [cell.strip() for cell in cells]
         if any(cells):
             rows.append((reader.line_num, cells))
-    return rows
+    return rows[1:] if named else rows
 
 
 def _number(cell: str, separator: str):
@@ -181,15 +199,20 @@ def _label(index: int, name: str, header: bool) -> str:
     return f"column {index + 1} ({name[:40]!r})" if header else f"column {index + 1}"
 
 
-def _cell_problem(row: int, label: str, cell: str) -> str:
+def _cell_problem(row: int, label: str, cell: str, separator: str) -> str:
     where = f"Row {row}, {label},"
     if not cell:
         return f"Row {row} has no value in {label}; every row needs a number in each column."
     if _NOT_FINITE.fullmatch(cell):
         what = "NaN (not a number)" if cell.lower().lstrip("+-") == "nan" else "infinite"
         return f"{where} holds {cell!r}, which is {what}; every value must be a finite number."
-    if _NUMBER.fullmatch(cell) or _COMMA_NUMBER.fullmatch(cell):
+    if _NUMBER.fullmatch(cell) or (separator == ";" and _COMMA_NUMBER.fullmatch(cell)):
         return f"{where} holds {cell!r}, which is too large to be a finite number."
+    if _COMMA_NUMBER.fullmatch(cell):
+        return (
+            f"{where} holds {cell!r}, which is not a number here: a decimal comma is read only in a "
+            "file whose columns are separated by semicolons."
+        )
     return f"{where} holds {cell[:40]!r}, which is not a number."
 
 
@@ -263,8 +286,10 @@ def parse_csv(content, *, x_column=None, y_column=None) -> Table:
     one value in every row (no line fits it).
     """
     text = _decode(content)
-    separator = _separator(text)
-    rows = _rows(text, separator)
+    separator, named = _separator(text)
+    rows = _rows(text, separator, named)
+    if not rows:
+        raise DataError("The file holds no values, only separators.")
     header = _has_header(rows, separator)
     data = rows[1:] if header else rows
     if len(data) > MAX_ROWS:
@@ -285,7 +310,7 @@ def parse_csv(content, *, x_column=None, y_column=None) -> Table:
         for k, j in enumerate(columns):
             parsed = _number(cells[j], separator)
             if parsed is None or not math.isfinite(parsed[0]):
-                raise DataError(_cell_problem(row, _label(j, names[j], header), cells[j]))
+                raise DataError(_cell_problem(row, _label(j, names[j], header), cells[j], separator))
             values[i, k] = parsed[0]
             decimal_comma |= parsed[1]
     # A column with no name and no value (a separator at the end of every row) is no column at all.
@@ -297,7 +322,7 @@ def parse_csv(content, *, x_column=None, y_column=None) -> Table:
     if len(columns) < 2:
         found = f"one column of numbers ({names[columns[0]]!r})" if columns else "no column of numbers"
         note = (
-            f"; {', '.join(map(repr, skipped))} {'holds' if len(skipped) == 1 else 'hold'} text"
+            f"; {', '.join(map(repr, skipped))} {'holds' if len(skipped) == 1 else 'hold'} no numbers"
             if skipped
             else ""
         )
@@ -332,9 +357,7 @@ def choose_columns(table: Table, x_column=None, y_column=None) -> Table:
             raise TypeError(f"{which}_column must be a column's name (a str), got {type(name).__name__}")
         if name is not None and name not in table.names:
             if name in table.skipped:
-                raise DataError(
-                    f"Column {name!r} holds text, not numbers; choose a column of numbers for {which}."
-                )
+                raise DataError(f"Column {name!r} holds no numbers; choose a column of numbers for {which}.")
             listed = ", ".join(map(repr, table.names))
             raise DataError(f"There is no column named {name!r}; the columns of numbers are {listed}.")
     if x_column is not None and x_column == y_column:
