@@ -1,4 +1,4 @@
-"""Learner-style functions for the three exercises, each with the mistake codes it must get.
+"""Learner-style functions for the four exercises, each with the mistake codes it must get.
 
 Written as learners write them: right answers in many styles (a tuple or dict carry, fori_loop,
 Optax, value_and_grad, jax.debug.print, functools.partial, jit) and every single mistake the
@@ -746,9 +746,221 @@ SCHEDULE = {
     schedule_unpacks_two: {"error"},
 }
 
+# --- pytree_training_step(params, lr, x_batches, y_batches) -------------------------------------
+
+
+def model_loss(params, x, y):
+    return jnp.sum((params["w"] * x + params["b"] - y) ** 2)
+
+
+def pytree_grad_tree_map(params, lr, x_batches, y_batches):
+    def step(params, batch):
+        grads = jax.grad(model_loss)(params, *batch)
+        return jax.tree.map(lambda p, g: p - lr * g, params, grads), None
+
+    final_params, _ = lax.scan(step, params, (x_batches, y_batches))
+    return final_params
+
+
+def pytree_value_and_grad(params, lr, x_batches, y_batches):
+    def step(params, batch):
+        x, y = batch
+        value, grads = jax.value_and_grad(model_loss)(params, x, y)
+        return jax.tree.map(lambda p, g: p - lr * g, params, grads), value
+
+    final_params, _losses = lax.scan(step, params, (x_batches, y_batches))
+    return final_params
+
+
+def pytree_written_out(params, lr, x_batches, y_batches):
+    def step(params, batch):
+        x, y = batch
+        error = params["w"] * x + params["b"] - y
+        grads = {"w": 2 * jnp.sum(error * x), "b": 2 * jnp.sum(error)}
+        return {key: params[key] - lr * grads[key] for key in params}, None
+
+    return lax.scan(step, params, (x_batches, y_batches))[0]
+
+
+def pytree_tree_util(params, lr, x_batches, y_batches):
+    def step(params, batch):
+        grads = jax.grad(model_loss)(params, batch[0], batch[1])
+        return jax.tree_util.tree_map(lambda p, g: p - lr * g, params, grads), None
+
+    return lax.scan(step, params, (x_batches, y_batches))[0]
+
+
+def pytree_optax_sgd(params, lr, x_batches, y_batches):
+    # Optax's own loop on the dict: optax.sgd's update is -lr * g for every leaf.
+    optimizer = optax.sgd(lr)
+
+    def step(carry, batch):
+        params, opt_state = carry
+        updates, opt_state = optimizer.update(jax.grad(model_loss)(params, *batch), opt_state)
+        return (optax.apply_updates(params, updates), opt_state), None
+
+    (params, _), _ = lax.scan(step, (params, optimizer.init(params)), (x_batches, y_batches))
+    return params
+
+
+def pytree_fori_loop(params, lr, x_batches, y_batches):
+    def body(i, params):
+        grads = jax.grad(model_loss)(params, x_batches[i], y_batches[i])
+        return jax.tree.map(lambda p, g: p - lr * g, params, grads)
+
+    return lax.fori_loop(0, x_batches.shape[0], body, params)
+
+
+@jax.jit
+def pytree_jitted_tuple_inside(params, lr, x_batches, y_batches):
+    # A (w, b) tuple inside the scan, the dict rebuilt at the end: what is returned is the dict.
+    def step(carry, batch):
+        w, b = carry
+        error = w * batch[0] + b - batch[1]
+        return (w - lr * 2 * jnp.sum(error * batch[0]), b - lr * 2 * jnp.sum(error)), None
+
+    (w, b), _ = lax.scan(step, (params["w"], params["b"]), (x_batches, y_batches))
+    return {"w": w, "b": b}
+
+
+def pytree_only_w_updated(params, lr, x_batches, y_batches):
+    def step(params, batch):
+        grads = jax.grad(model_loss)(params, *batch)
+        return {"w": params["w"] - lr * grads["w"], "b": params["b"]}, None
+
+    return lax.scan(step, params, (x_batches, y_batches))[0]
+
+
+def pytree_first_exercise_loss(params, lr, x_batches, y_batches):
+    # The first exercise's gradient reused: b is neither in the loss nor updated.
+    def step(params, batch):
+        return {"w": params["w"] - lr * grad(params["w"], *batch), "b": params["b"]}, None
+
+    return lax.scan(step, params, (x_batches, y_batches))[0]
+
+
+def pytree_w_then_b(params, lr, x_batches, y_batches):
+    def step(params, batch):
+        x, y = batch
+        w = params["w"] - lr * jax.grad(model_loss)(params, x, y)["w"]
+        b = params["b"] - lr * jax.grad(model_loss)({"w": w, "b": params["b"]}, x, y)["b"]
+        return {"w": w, "b": b}, None
+
+    return lax.scan(step, params, (x_batches, y_batches))[0]
+
+
+def pytree_b_then_w(params, lr, x_batches, y_batches):
+    def step(params, batch):
+        x, y = batch
+        params = dict(params)
+        params["b"] = params["b"] - lr * 2 * jnp.sum(params["w"] * x + params["b"] - y)
+        params["w"] = params["w"] - lr * 2 * jnp.sum((params["w"] * x + params["b"] - y) * x)
+        return params, None
+
+    return lax.scan(step, params, (x_batches, y_batches))[0]
+
+
+def pytree_returns_w_and_b(params, lr, x_batches, y_batches):
+    final_params = pytree_grad_tree_map(params, lr, x_batches, y_batches)
+    return final_params["w"], final_params["b"]
+
+
+def pytree_returns_values(params, lr, x_batches, y_batches):
+    # The scan rebuilds the dict with its keys sorted: its values come out as (b, w).
+    return tuple(pytree_grad_tree_map(params, lr, x_batches, y_batches).values())
+
+
+def pytree_plus_gradient(params, lr, x_batches, y_batches):
+    def step(params, batch):
+        grads = jax.grad(model_loss)(params, *batch)
+        return jax.tree.map(lambda p, g: p + lr * g, params, grads), None
+
+    return lax.scan(step, params, (x_batches, y_batches))[0]
+
+
+def pytree_trees_swapped(params, lr, x_batches, y_batches):
+    def step(params, batch):
+        grads = jax.grad(model_loss)(params, *batch)
+        return jax.tree.map(lambda p, g: p - lr * g, grads, params), None
+
+    return lax.scan(step, params, (x_batches, y_batches))[0]
+
+
+def pytree_mean_loss(params, lr, x_batches, y_batches):
+    def step(params, batch):
+        x, y = batch
+        grads = jax.grad(lambda p: jnp.mean((p["w"] * x + p["b"] - y) ** 2))(params)
+        return jax.tree.map(lambda p, g: p - lr * g, params, grads), None
+
+    return lax.scan(step, params, (x_batches, y_batches))[0]
+
+
+def pytree_params_of_every_step(params, lr, x_batches, y_batches):
+    def step(params, batch):
+        grads = jax.grad(model_loss)(params, *batch)
+        new_params = jax.tree.map(lambda p, g: p - lr * g, params, grads)
+        return new_params, new_params
+
+    return lax.scan(step, params, (x_batches, y_batches))[1]
+
+
+def pytree_returns_scan_pair(params, lr, x_batches, y_batches):
+    def step(params, batch):
+        grads = jax.grad(model_loss)(params, *batch)
+        return jax.tree.map(lambda p, g: p - lr * g, params, grads), None
+
+    return lax.scan(step, params, (x_batches, y_batches))
+
+
+def pytree_python_loop(params, lr, x_batches, y_batches):
+    for x, y in zip(x_batches, y_batches, strict=True):
+        grads = jax.grad(model_loss)(params, x, y)
+        params = jax.tree.map(lambda p, g: p - lr * g, params, grads)
+    return params
+
+
+def pytree_float_of_lr(params, lr, x_batches, y_batches):
+    return pytree_grad_tree_map(params, float(lr), x_batches, y_batches)
+
+
+def pytree_unpacks_the_dict(params, lr, x_batches, y_batches):
+    def step(carry, batch):
+        w, b = carry  # a dict unpacks to its keys, the strings "w" and "b"
+        x, y = batch
+        error = w * x + b - y
+        return (w - lr * 2 * jnp.sum(error * x), b - lr * 2 * jnp.sum(error)), None
+
+    return lax.scan(step, params, (x_batches, y_batches))[0]
+
+
+PYTREE = {
+    pytree_grad_tree_map: set(),
+    pytree_value_and_grad: set(),
+    pytree_written_out: set(),
+    pytree_tree_util: set(),
+    pytree_optax_sgd: set(),
+    pytree_fori_loop: set(),
+    pytree_jitted_tuple_inside: set(),
+    pytree_only_w_updated: {"b_not_updated"},
+    pytree_first_exercise_loss: {"b_not_updated"},
+    pytree_w_then_b: {"sequential_update"},
+    pytree_b_then_w: {"sequential_update"},
+    pytree_returns_w_and_b: {"returns_tuple"},
+    pytree_returns_values: {"returns_tuple"},
+    pytree_plus_gradient: {"gradient_ascent"},
+    pytree_trees_swapped: {"tree_map_swapped"},
+    pytree_mean_loss: {"mean_not_sum"},
+    pytree_params_of_every_step: {"returns_history"},
+    pytree_returns_scan_pair: {"returns_history"},
+    pytree_python_loop: {"not_scan"},
+    pytree_float_of_lr: {"host_sync"},
+    pytree_unpacks_the_dict: {"error"},
+}
+
 CORPUS = {
     "scan_training_step": SCAN_STEP,
     "momentum_training_step": MOMENTUM,
     "scheduled_training_step": SCHEDULE,
+    "pytree_training_step": PYTREE,
 }
 """The exercise's function name -> {learner's function: the mistake codes it must get}."""

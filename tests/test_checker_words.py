@@ -16,15 +16,23 @@ import pytest
 from jax import lax
 from test_core_carry_exercises import MOMENTUM, SCHEDULE
 from test_core_exercise import RIGHT, WRONG
+from test_core_pytree_exercise import PYTREE
 
 import core
+from core.exercises import PYTREE_MISTAKES, check_pytree_step
 
 
 def _checker_files() -> set[str]:
     """The names of every Python file the checker runs: the functions below and what they import
     from `core` to check (the package, the modules it uses)."""
     files = set()
-    for check in (core.check_training_step, core.check_momentum_step, core.check_scheduled_step):
+    checks = (
+        core.check_training_step,
+        core.check_momentum_step,
+        core.check_scheduled_step,
+        check_pytree_step,
+    )
+    for check in checks:
         module = Path(inspect.getfile(inspect.unwrap(check)))
         files |= {path.name for path in module.parent.glob("*.py") if path.name != "__init__.py"}
     return files
@@ -93,11 +101,19 @@ CATALOGUES = {
         schedule_float_of_lr: {"host_sync"},
         step_with_extra_argument: {"error"},
     },
+    check_pytree_step: {
+        **PYTREE,
+        corpus.pytree_returns_values: {"returns_tuple"},
+        corpus.pytree_first_exercise_loss: {"b_not_updated"},
+        corpus.pytree_unpacks_the_dict: {"error"},
+        step_with_extra_argument: {"error"},
+    },
 }
 MISTAKES = {
     core.check_training_step: core.MISTAKES,
     core.check_momentum_step: core.MOMENTUM_MISTAKES,
     core.check_scheduled_step: core.SCHEDULE_MISTAKES,
+    check_pytree_step: PYTREE_MISTAKES,
 }
 CASES = [(check, fn) for check, catalogue in CATALOGUES.items() for fn in catalogue]
 

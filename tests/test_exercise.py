@@ -12,7 +12,7 @@ from jax import lax
 from nbclient import NotebookClient
 
 import core
-from core.exercises import CHECKS  # not core.exercise: run alone, nothing has imported that module
+from core.exercises import CHECKS, PYTREE_CHECKS  # not core.exercise: run alone, nothing has imported it
 from widgets import exercise
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -128,13 +128,35 @@ SCHEDULE_COUNTER = """def scheduled_training_step(w, lr_schedule, x_batches, y_b
     return final_w"""
 
 
+PYTREE = """def pytree_training_step(params, lr, x_batches, y_batches):
+    def loss(params, x, y):
+        return jnp.sum((params["w"] * x + params["b"] - y) ** 2)
+
+    def step(params, batch):
+        grads = jax.grad(loss)(params, *batch)
+        return jax.tree.map(lambda p, g: p - lr * g, params, grads), None
+
+    final_params, _ = lax.scan(step, params, (x_batches, y_batches))
+    return final_params"""
+
+# The final params returned as a tuple (w, b), not the dict they came in.
+PYTREE_TUPLE = PYTREE.replace("return final_params", 'return final_params["w"], final_params["b"]')
+
+
 def test_each_function_gets_its_own_exercise_s_checker():
-    exec(compile(MOMENTUM + "\n" + SCHEDULED, "<learner>", "exec"), namespace := {"jnp": jnp, "lax": lax})
+    source = "\n".join((MOMENTUM, SCHEDULED, PYTREE))
+    exec(compile(source, "<learner>", "exec"), namespace := {"jax": jax, "jnp": jnp, "lax": lax})
     momentum, scheduled = namespace["momentum_training_step"], namespace["scheduled_training_step"]
-    for fn, checks in ((momentum, core.CARRY_CHECKS), (scheduled, core.CARRY_CHECKS)):
+    pytree = namespace["pytree_training_step"]
+    for fn, checks in (
+        (momentum, core.CARRY_CHECKS),
+        (scheduled, core.CARRY_CHECKS),
+        (pytree, PYTREE_CHECKS),
+    ):
         report = exercise(fn)
         assert report.passed and [f.code for f in report.report.findings] == list(checks)
     assert "trace carried" in exercise(momentum).summary()
+    assert "params dict" in exercise(pytree).summary()
     # Under another name, `task` says which exercise it is; without it, the first exercise's.
     renamed = exercise(lambda *args: scheduled(*args), task="scheduled_training_step")
     assert renamed.passed
@@ -162,11 +184,11 @@ def _run(sources=()):
 
 def test_exercise_notebook_runs_with_the_placeholders_solutions_and_mistakes():
     placeholders = _run()
-    assert len(placeholders) == 3
+    assert len(placeholders) == 4
     assert all("Not yet: error" in p and "NotImplementedError" in p for p in placeholders)
-    solved = _run([SOLUTION, MOMENTUM, SCHEDULED])
-    assert len(solved) == 3 and all("All checks pass" in s for s in solved), solved
-    wrong = _run([ACCUMULATED, MOMENTUM_NOT_CARRIED, SCHEDULE_COUNTER])
-    codes = ("accumulated_gradients", "state_not_carried", "schedule_closed_over")
+    solved = _run([SOLUTION, MOMENTUM, SCHEDULED, PYTREE])
+    assert len(solved) == 4 and all("All checks pass" in s for s in solved), solved
+    wrong = _run([ACCUMULATED, MOMENTUM_NOT_CARRIED, SCHEDULE_COUNTER, PYTREE_TUPLE])
+    codes = ("accumulated_gradients", "state_not_carried", "schedule_closed_over", "returns_tuple")
     for page, code in zip(wrong, codes, strict=True):
         assert f"Not yet: {code}" in page

@@ -3,8 +3,9 @@
 One module per job: `report` (the vocabulary: Finding, Report, the Exercise row), `sandbox` (running
 the learner's function under a time limit, its errors in the learner's words), `reading` (what came
 back, matched against float64 models), `loop` (is there a scan), `hints` (every word a learner
-reads, for a teacher to edit), and one module per exercise (`scan_step`, `carry`). Each exercise is
-a row of `EXERCISES`: a new one adds its cases, models, hints and a row, and changes nothing shared.
+reads, for a teacher to edit), and one module per exercise (`scan_step`, `carry`, `pytree_step`).
+Each exercise is a row of `EXERCISES`: a new one adds its cases, models, hints and a row, and changes
+nothing shared.
 """
 
 from core.exercises.carry import (
@@ -16,6 +17,7 @@ from core.exercises.carry import (
     check_momentum_step,
     check_scheduled_step,
 )
+from core.exercises.pytree_step import PYTREE, PYTREE_CHECKS, PYTREE_MISTAKES, check_pytree_step
 from core.exercises.report import DEFAULT_TIMEOUT, TOLERANCE, WRONG_RESULT, Exercise, Finding, Report
 from core.exercises.scan_step import CHECKS, MISTAKES, SCAN_STEP, check_training_step
 
@@ -23,6 +25,7 @@ EXERCISES = {
     "scan_training_step": SCAN_STEP,
     "momentum_training_step": MOMENTUM,
     "scheduled_training_step": SCHEDULE,
+    "pytree_training_step": PYTREE,
 }
 """The learner's function's name -> its Exercise row."""
 
@@ -35,11 +38,14 @@ __all__ = [
     "Finding",
     "MISTAKES",
     "MOMENTUM_MISTAKES",
+    "PYTREE_CHECKS",
+    "PYTREE_MISTAKES",
     "Report",
     "SCHEDULE_MISTAKES",
     "TOLERANCE",
     "WRONG_RESULT",
     "check_momentum_step",
+    "check_pytree_step",
     "check_scheduled_step",
     "check_training_step",
 ]

@@ -41,7 +41,7 @@ import numpy as np
 
 from core.exercises.hints import MOMENTUM_EXPLANATIONS, MOMENTUM_HINTS, SCHEDULE_EXPLANATIONS, SCHEDULE_HINTS
 from core.exercises.loop import check_loop
-from core.exercises.reading import close, diagnose, numeric, read
+from core.exercises.reading import close, diagnose, numeric, pattern_finding, read
 from core.exercises.report import DEFAULT_TIMEOUT, WRONG_RESULT, Exercise, Finding, Report, num, rows_text
 from core.exercises.sandbox import call, run
 
@@ -300,19 +300,7 @@ def _check_numbers(exercise: Exercise, fn, state: dict) -> Finding:
     if pattern is None:
         shown = ", ".join(f"{num(v)} on {case.label}" for case, v in zip(cases, values, strict=True))
         return Finding("numbers", True, f"The final weights are right: {shown}.", "", expected, values)
-    wrong = [i for i, found in enumerate(per_case) if "correct" not in found]
-    index = next((i for i in (1, 0, 2) if i in wrong and pattern in per_case[i]), wrong[0])
-    case, actual, right = cases[index], values[index], expected[index]
-    message = (
-        f"On {case.description}, your function returns {num(actual)}; the right steps give {num(right)}."
-    )
-    if pattern == WRONG_RESULT:
-        message += " No single known mistake gives this (perhaps several at once)."
-    else:
-        message += (
-            f" {num(actual)} is " + exercise.explanations[pattern].format(rows=per_case[index][pattern]) + "."
-        )
-    return Finding(pattern, False, message, hints[pattern], right, actual)
+    return pattern_finding(exercise, pattern, per_case, values, expected)
 
 
 def _check_traced(exercise: Exercise, fn, state: dict) -> Finding:

@@ -4,7 +4,8 @@ For each exercise: HINTS maps a mistake code to the rule of the exercise it brea
 says what a host_sync message calls traced, and WRONG_RESULT is the rule for numbers no known mistake
 explains); EXPLANATIONS maps a pattern to what its model did, a format string completed with the
 case's numbers (`{w}`, `{rows}`, ...). Every mistake code of an exercise has a hint here
-(tests/test_core_exercise.py and tests/test_core_carry_exercises.py run each one).
+(tests/test_core_exercise.py, tests/test_core_carry_exercises.py and
+tests/test_core_pytree_exercise.py run each one).
 
 A passage in double quotes is exercise.ipynb's own words, as its page shows them (code marks aside):
 a learner looks for it there, so tests/test_exercise_words.py fails on a quote the notebook does not
@@ -283,4 +284,75 @@ SCHEDULE_EXPLANATIONS = {
     "schedule_off_by_one": "what the schedule shifted by one step gives ({rows})",
     "schedule_wrong_order": "what the schedule and the batches paired in another order give ({rows})",
     "schedule_one_rate": "what one rate for every step gives ({rows})",
+}
+
+# --- pytree_training_step(params, lr, x_batches, y_batches) ---------------------------------------
+
+PYTREE_HINTS = {
+    "b_not_updated": (
+        'The exercise: "every leaf takes its step, b as well as w." Take the gradient of the loss '
+        "sum((w*x + b - y)**2), b in it, with respect to the whole dict, jax.grad(loss)(params, x, y), "
+        "and update every leaf at once: jax.tree.map(lambda p, g: p - lr * g, params, grads)."
+    ),
+    "sequential_update": (
+        'The exercise: "Both gradients are taken at the params the step receives, before either is '
+        'updated". Take grads once, from the params the body receives, then update every leaf from '
+        "them in one jax.tree.map: no new w before b's gradient is taken, nor a new b before w's."
+    ),
+    "returns_tuple": (
+        'The exercise: "Return the final params as a dict with the same keys". lax.scan gives back '
+        "the carry in the shape it was given: final_params, _ = lax.scan(step, params, (x_batches, "
+        "y_batches)); return final_params, the dict itself, not (w, b) or its values."
+    ),
+    "gradient_ascent": (
+        "The exercise: params = jax.tree.map(lambda p, g: p - lr * g, params, grads). Gradient "
+        "descent steps against the gradient; adding it, p + lr * g, climbs the loss."
+    ),
+    "tree_map_swapped": (
+        "The exercise: params = jax.tree.map(lambda p, g: p - lr * g, params, grads). jax.tree.map "
+        "hands the function one leaf of each tree in the order the trees are given: params first, as "
+        "p, then grads, as g. Given (grads, params), it returns g - lr * p."
+    ),
+    "mean_not_sum": (
+        "The exercise: the loss is sum((w*x + b - y)**2), a sum over the batch, whose gradients are "
+        "2 * sum((w*x + b - y) * x) and 2 * sum(w*x + b - y). A mean divides both by the batch size B."
+    ),
+    "returns_history": (
+        'The exercise: "Return the final params as a dict with the same keys". Return None as the '
+        "body's per-step output and unpack the scan: final_params, _ = lax.scan(step, params, "
+        "(x_batches, y_batches)); return final_params."
+    ),
+    "not_scan": (
+        "The exercise asks for lax.scan: one compiled loop whose carry is the params dict, not a "
+        "Python loop that jit unrolls into one copy of the step per batch."
+    ),
+    "host_sync": (
+        'The exercise: "lr stays fixed, as in the first exercise, and may be traced under jax.jit." '
+        "There the params, lr and the batches are traced values with no number yet: float(), .item(), "
+        "np.asarray or a Python if on them fails. Keep the step in jax.numpy operations."
+    ),
+    "error": (
+        "The exercise's signature: pytree_training_step(params, lr, x_batches, y_batches), params a "
+        "dict with the keys 'w' and 'b', the batches of shape (N, B). The body takes the carry (the "
+        "dict: read its leaves as params['w'] and params['b'], since w, b = params unpacks its keys, "
+        "the strings) and a batch (x, y), and returns (new_params, None)."
+    ),
+    "traced values": "the params, lr or a batch",
+    WRONG_RESULT: (
+        "The exercise: starting from params, for each batch in order: grads = the gradients of "
+        "sum((w*x + b - y)**2) in w and b, both at the params the step receives; params = "
+        "jax.tree.map(lambda p, g: p - lr * g, params, grads). Return the final params dict."
+    ),
+}
+
+PYTREE_EXPLANATIONS = {
+    "b_not_updated": "what b never updated gives ({rows}): only w takes its steps",
+    "sequential_update": "what the two updates taken in turn give ({rows}), instead of both "
+    "gradients at the params the step received",
+    "gradient_ascent": "what stepping up the gradient, p + lr * g for every leaf, gives",
+    "tree_map_swapped": "what jax.tree.map with the trees swapped gives: g - lr * p for every leaf, "
+    "the gradient less lr times the param",
+    "mean_not_sum": "what the mean loss gives: both gradients divided by the batch size, {rows}",
+    "unchanged": "the initial params: the updates are not returned (is the final carry of lax.scan "
+    "what the function returns?)",
 }

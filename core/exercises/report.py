@@ -42,7 +42,8 @@ class Finding(NamedTuple):
 
 
 class Report(NamedTuple):
-    """A checker's verdict (check_training_step, check_momentum_step, check_scheduled_step).
+    """A checker's verdict (check_training_step, check_momentum_step, check_scheduled_step,
+    check_pytree_step).
 
     passed: every check passed.
     mistakes: the codes (from MISTAKES) of the failed findings; empty when all is well. A
@@ -87,6 +88,12 @@ def num(value) -> str:
 
 def nums(values) -> str:
     return "[" + ", ".join(num(v) for v in values) + "]"
+
+
+def params_text(pair) -> str:
+    """A (w, b) pair as messages show the params dict, as Python prints one: {'w': 0.48, 'b': 0.48}."""
+    w, b = pair
+    return f"{{'w': {num(w)}, 'b': {num(b)}}}"
 
 
 def rows_text(array) -> str:

@@ -1,0 +1,279 @@
+"""check_pytree_step against learners' pytree_training_step, right and wrong, and its designed cases.
+
+Each function below is written as a learner would write it; each must get exactly its codes, and
+every failing finding must print the numbers it compares. The float64 models are checked against
+the engine (core.pytree_history) and Optax, and the cases against each other: every mistake gives
+numbers of its own.
+"""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+import pytest
+from jax import lax
+from test_core_carry_exercises import _assert_report
+
+import core
+from core.exercises import (
+    EXERCISES,
+    PYTREE_CHECKS,
+    PYTREE_MISTAKES,
+    WRONG_RESULT,
+    check_pytree_step,
+    pytree_step,
+    reading,
+)
+
+
+def loss(params, x, y):
+    return jnp.sum((params["w"] * x + params["b"] - y) ** 2)
+
+
+def update(params, grads, lr):
+    return jax.tree.map(lambda p, g: p - lr * g, params, grads)
+
+
+# --- right ------------------------------------------------------------------------------------
+
+
+def pytree_right(params, lr, x_batches, y_batches):
+    def step(params, batch):
+        x, y = batch
+        return update(params, jax.grad(loss)(params, x, y), lr), None
+
+    final_params, _ = lax.scan(step, params, (x_batches, y_batches))
+    return final_params
+
+
+def pytree_over_indices(params, lr, x_batches, y_batches):
+    def step(params, i):
+        return update(params, jax.grad(loss)(params, x_batches[i], y_batches[i]), lr), None
+
+    return lax.scan(step, params, jnp.arange(x_batches.shape[0]))[0]
+
+
+# --- wrong --------------------------------------------------------------------------------------
+
+
+def pytree_b_frozen(params, lr, x_batches, y_batches):
+    def step(params, batch):
+        grads = jax.grad(loss)(params, *batch)
+        return update(params, {"w": grads["w"], "b": jnp.zeros_like(grads["b"])}, lr), None
+
+    return lax.scan(step, params, (x_batches, y_batches))[0]
+
+
+def pytree_in_turn(params, lr, x_batches, y_batches):
+    def step(params, batch):
+        params = {**params, "w": params["w"] - lr * jax.grad(loss)(params, *batch)["w"]}
+        return {**params, "b": params["b"] - lr * jax.grad(loss)(params, *batch)["b"]}, None
+
+    return lax.scan(step, params, (x_batches, y_batches))[0]
+
+
+def pytree_list_out(params, lr, x_batches, y_batches):
+    final_params = pytree_right(params, lr, x_batches, y_batches)
+    return [final_params["w"], final_params["b"]]
+
+
+def pytree_ascent(params, lr, x_batches, y_batches):
+    return pytree_right(params, -lr, x_batches, y_batches)
+
+
+def pytree_grads_first(params, lr, x_batches, y_batches):
+    def step(params, batch):
+        return jax.tree.map(lambda p, g: p - lr * g, jax.grad(loss)(params, *batch), params), None
+
+    return lax.scan(step, params, (x_batches, y_batches))[0]
+
+
+def pytree_mean(params, lr, x_batches, y_batches):
+    return pytree_right(params, lr / x_batches.shape[1], x_batches, y_batches)
+
+
+def pytree_every_step(params, lr, x_batches, y_batches):
+    def step(params, batch):
+        new_params = update(params, jax.grad(loss)(params, *batch), lr)
+        return new_params, new_params
+
+    return lax.scan(step, params, (x_batches, y_batches))[1]
+
+
+@jax.jit
+def pytree_unrolled(params, lr, x_batches, y_batches):
+    for i in range(x_batches.shape[0]):
+        params = update(params, jax.grad(loss)(params, x_batches[i], y_batches[i]), lr)
+    return params
+
+
+def pytree_item_in_body(params, lr, x_batches, y_batches):
+    def step(params, batch):
+        grads = jax.grad(loss)(params, *batch)
+        return {key: params[key] - lr * grads[key].item() for key in params}, None
+
+    return lax.scan(step, params, (x_batches, y_batches))[0]
+
+
+def pytree_two_scalars(w, b, lr, x_batches, y_batches):  # the dict split into two arguments
+    return {"w": w, "b": b}
+
+
+def pytree_unchanged(params, lr, x_batches, y_batches):
+    lax.scan(
+        lambda p, batch: (update(p, jax.grad(loss)(p, *batch), lr), None), params, (x_batches, y_batches)
+    )
+    return params
+
+
+def pytree_renamed_keys(params, lr, x_batches, y_batches):
+    final_params = pytree_right(params, lr, x_batches, y_batches)
+    return {"weight": final_params["w"], "bias": final_params["b"]}
+
+
+PYTREE = {
+    pytree_right: set(),
+    pytree_over_indices: set(),
+    pytree_b_frozen: {"b_not_updated"},
+    pytree_in_turn: {"sequential_update"},
+    pytree_list_out: {"returns_tuple"},
+    pytree_ascent: {"gradient_ascent"},
+    pytree_grads_first: {"tree_map_swapped"},
+    pytree_mean: {"mean_not_sum"},
+    pytree_every_step: {"returns_history"},
+    pytree_unrolled: {"not_scan"},
+    pytree_item_in_body: {"host_sync"},
+    pytree_two_scalars: {"error"},
+}
+
+
+@pytest.mark.parametrize("fn", list(PYTREE), ids=lambda fn: fn.__name__)
+def test_each_pytree_step_gets_exactly_its_mistakes(fn):
+    # The same three checks as the carry exercises', read by the same assertions.
+    assert PYTREE_CHECKS == core.CARRY_CHECKS
+    _assert_report(check_pytree_step(fn), PYTREE[fn], PYTREE_MISTAKES)
+
+
+def test_the_messages_say_what_came_back_and_what_the_mistake_did():
+    finding = check_pytree_step(pytree_list_out).findings[0]
+    assert finding.code == "returns_tuple"
+    assert "a list of two numbers (1.78601, 0.190674): the right w and b" in finding.message
+    assert "Expected the params dict, {'w': 1.78601, 'b': 0.190674}" in finding.message
+    assert finding.expected == "{'w': 1.78601, 'b': 0.190674}"
+    finding = check_pytree_step(pytree_in_turn).findings[0]
+    assert "w updated first, then b's gradient taken at the new w" in finding.message
+    assert "{'w': 1.89798, 'b': -0.0794566}" in finding.message
+    finding = check_pytree_step(pytree_grads_first).findings[0]
+    assert "g - lr * p for every leaf" in finding.message
+    finding = check_pytree_step(pytree_every_step).findings[0]
+    assert (
+        "a dict of arrays of shape (3,)" in finding.message and "the params of every step" in finding.message
+    )
+
+
+def test_numbers_no_mistake_explains_are_a_wrong_result():
+    # The params returned as given: a slip with no code, said in words; keys renamed: not the dict.
+    report = check_pytree_step(pytree_unchanged)
+    finding = report.findings[0]
+    assert not report.passed and report.mistakes == frozenset() and finding.code == WRONG_RESULT
+    assert "the initial params: the updates are not returned" in finding.message
+    finding = check_pytree_step(pytree_renamed_keys).findings[0]
+    assert finding.code == WRONG_RESULT and "a dict with the keys 'weight', 'bias'" in finding.message
+    assert "expected the params dict {'w': " in finding.message
+
+
+def test_the_worked_example_gives_the_lessons_numbers():
+    worked = pytree_step.PYTREE_CASES[0]
+    assert worked.outcomes()["correct"][0][0] == pytest.approx((0.48, 0.48))
+    first_step = worked._replace(x=worked.x[:1], y=worked.y[:1])
+    assert first_step.run("correct") == pytest.approx((0.4, 0.4))
+    assert first_step.run("w first") == pytest.approx((0.4, 0.24))
+    # Every x has a nonzero mean, so that w and b pull on each other.
+    assert all(np.all(case.x.mean(axis=1) != 0) for case in pytree_step.PYTREE_CASES)
+
+
+def _gap(a, b) -> float:
+    return max(abs(u - v) / max(1, abs(u), abs(v)) for u, v in zip(a, b, strict=True))
+
+
+def test_the_designed_cases_tell_every_pattern_apart():
+    # On some case each pair of patterns' models is 4 % or more apart, and every model of a
+    # mistake is 2 % or more off the right params on the distinct batches.
+    outcomes = [case.outcomes() for case in pytree_step.PYTREE_CASES]
+    patterns = list(outcomes[0])
+    assert patterns == list(pytree_step._PATTERNS)
+    for i, p in enumerate(patterns):
+        for q in patterns[i + 1 :]:
+            assert any(
+                min(_gap(a, b) for a, _ in found[p] for b, _ in found[q]) > 0.04 for found in outcomes
+            ), (
+                p,
+                q,
+            )
+    right = outcomes[1]["correct"][0][0]
+    assert all(_gap(v, right) > 0.02 for p in patterns[1:] for v, _ in outcomes[1][p])
+    # A learner making one mistake, in any of its models, is diagnosed as that mistake.
+    for pattern in patterns[1:]:
+        for k in range(len(outcomes[0][pattern])):  # each case has the same models, in one order
+            learner = [found[pattern][k][0] for found in outcomes]
+            assert reading.diagnose(outcomes, learner, patterns)[0] == pattern, (pattern, k)
+
+
+def test_the_models_agree_with_the_engine_and_optax():
+    with jax.enable_x64(True):
+        for case in pytree_step.PYTREE_CASES:
+            for loss_name, rule in (("sum", "correct"), ("mean", "mean")):
+                history = core.pytree_history(
+                    {"w": np.float64(case.w), "b": np.float64(case.b)},
+                    case.lr,
+                    case.x,
+                    case.y,
+                    loss=loss_name,
+                )
+                final = (float(history.params["w"][-1]), float(history.params["b"][-1]))
+                assert final == pytest.approx(case.run(rule), rel=1e-12)
+            optimizer = optax.sgd(case.lr)
+            params = {"w": jnp.float64(case.w), "b": jnp.float64(case.b)}
+            state = optimizer.init(params)
+            for x, y in zip(case.x, case.y, strict=True):
+                updates, state = optimizer.update(jax.grad(loss)(params, x, y), state)
+                params = optax.apply_updates(params, updates)
+            assert (float(params["w"]), float(params["b"])) == pytest.approx(case.run("correct"), rel=1e-12)
+
+
+def test_read_params_says_what_came_back():
+    w, b = jnp.float32(0.5), jnp.float32(-1.0)
+    assert reading.read_params({"w": w, "b": b}, 3)[:2] == ("params", (0.5, -1.0))
+    assert reading.read_params({"b": 2.0, "w": 1}, 3)[:2] == ("params", (1.0, 2.0))
+    assert reading.read_params((w, b), 3)[:2] == ("tuple", (0.5, -1.0))
+    assert reading.read_params([w, b], 3).shown == "a list of two numbers (0.5, -1)"
+    history = reading.read_params({"w": jnp.arange(4.0), "b": jnp.ones(4)}, 3)
+    assert history.kind == "history" and history.final == (3.0, 1.0) and len(history.values) == 4
+    pair = reading.read_params(({"w": w, "b": b}, jnp.zeros((3, 2))), 3)
+    assert pair.kind == "pair" and pair.final == (0.5, -1.0)
+    for out, shown in (
+        ({"w": w}, "a dict with the keys 'w'"),
+        ({"w": jnp.ones(2), "b": b}, "a dict whose 'w' has shape (2,) and 'b' shape ()"),
+        (None, "None (is its return statement missing?)"),
+        ((w, b, w), "a tuple of 3 numbers [0.5, -1, 0.5]"),
+    ):
+        output = reading.read_params(out, 5)
+        assert output.kind == "other" and output.final is None and output.shown == shown, output
+    # Pairs match pairs entry by entry; a pair never matches a number.
+    assert reading.close((0.5, -1.0), (0.50001, -1.0)) and not reading.close((0.5, -1.0), (0.5, -1.01))
+    assert not reading.close(0.5, (0.5, -1.0)) and not reading.close((0.5, float("nan")), (0.5, 1.0))
+
+
+def test_the_exercise_is_a_row_with_a_hint_for_every_code():
+    row = EXERCISES["pytree_training_step"]
+    assert row is pytree_step.PYTREE and row.mistakes == PYTREE_MISTAKES
+    assert set(row.hints) == set(PYTREE_MISTAKES) | {"traced values", WRONG_RESULT}
+    assert all(row.hints[code].startswith("The exercise") for code in PYTREE_MISTAKES)
+    assert set(row.explanations) == set(pytree_step._PATTERNS) - {"correct"}
+
+
+def test_bad_use_of_the_checker():
+    with pytest.raises(TypeError, match=r"fn must be callable.*\(params, lr, x_batches, y_batches\)"):
+        check_pytree_step({"w": 0.48, "b": 0.48})
+    with pytest.raises(ValueError, match="timeout must be a finite positive number"):
+        check_pytree_step(pytree_right, timeout=0)
