@@ -17,6 +17,7 @@ import re
 from pathlib import Path
 from typing import NamedTuple
 
+import jax.numpy as jnp
 import numpy as np
 
 from core._checks import _as_array, _describe_dtype_problem
@@ -389,7 +390,7 @@ def _rows_array(name: str, value) -> np.ndarray:
         raise ValueError(f"{name} must be 1-D, one value per row; got shape {tuple(array.shape)}")
     array = np.asarray(array, dtype=np.float64)
     if not np.all(np.isfinite(array)):
-        raise ValueError(f"{name} must be finite; row {int(np.argmin(np.isfinite(array)))} is not")
+        raise ValueError(f"{name} must be finite; {name}[{int(np.argmin(np.isfinite(array)))}] is not")
     return array
 
 
@@ -423,10 +424,10 @@ def batches_from_rows(x, y, n, b, *, seed, replace=False, standardize=False, dty
     if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, numbers.Integral) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}"[:200])
     try:
-        dtype = np.dtype(dtype)
+        dtype = jnp.dtype(dtype)  # NumPy alone does not know bfloat16
     except TypeError:
         raise TypeError(f"dtype must be a floating dtype, got {dtype!r}") from None
-    if not np.issubdtype(dtype, np.floating):
+    if not jnp.issubdtype(dtype, jnp.floating):
         raise TypeError(f"dtype must be a floating dtype, got {dtype}")
     rows = x.size
     if rows < 2:

@@ -6,6 +6,7 @@ import hashlib
 import re
 from pathlib import Path
 
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -268,7 +269,7 @@ def test_batches_reject_bad_arguments_clearly():
         batches_from_rows(X, Y[:-1], 1, 2, seed=0)
     with pytest.raises(ValueError, match="x must be 1-D"):
         batches_from_rows(X.reshape(2, 5), Y, 1, 2, seed=0)
-    with pytest.raises(ValueError, match="y must be finite; row 3 is not"):
+    with pytest.raises(ValueError, match=re.escape("y must be finite; y[3] is not")):
         batches_from_rows(X, np.where(X == 3, np.nan, Y), 1, 2, seed=0)
     with pytest.raises(DataError, match="The data have 1 row; a line needs at least 2."):
         batches_from_rows([1.0], [2.0], 1, 1, seed=0)
@@ -281,6 +282,7 @@ def test_batches_reject_bad_arguments_clearly():
     with pytest.raises(TypeError, match="x must hold real floating-point values"):
         batches_from_rows(X.astype(complex), Y, 1, 2, seed=0)
     assert batches_from_rows(np.arange(4), np.arange(4), 2, 2, seed=0)[0].dtype == np.float32  # integers
+    assert batches_from_rows(X, Y, 2, 5, seed=0, dtype="bfloat16")[0].dtype == jnp.bfloat16
 
 
 def test_a_parsed_table_feeds_the_batches():
