@@ -44,3 +44,31 @@ def final_weights(w, lrs, x_batches, y_batches):
     """A row of the stability map: the final weight at every learning rate in `lrs` (L,), from one
     `jax.vmap` of the lesson's scan; returns (L,)."""
     return jax.vmap(lambda lr: lesson_history(w, lr, x_batches, y_batches)[0][-1])(lrs)
+
+
+def pytree_batch_loss(params, x, y):
+    """The loss of y = w*x + b on one batch, its params a pytree: params {"w": w, "b": b}, float32
+    scalars; x, y: float32 (B,). Returns sum((w*x + b - y)**2)."""
+    return jnp.sum((params["w"] * x + params["b"] - y) ** 2)
+
+
+def pytree_train_step(params, lr, x, y):
+    """One gradient-descent step on one batch, every leaf of the params at once: `jax.grad` of a
+    function of a dict gives a dict of gradients, and `jax.tree.map` pairs each param with its own.
+    Returns (new params, the batch's loss at the old ones)."""
+    loss, grads = jax.value_and_grad(pytree_batch_loss)(params, x, y)
+    return jax.tree.map(lambda p, g: p - lr * g, params, grads), loss
+
+
+def pytree_lesson_history(params, lr, x_batches, y_batches):
+    """`lesson_history` with the params pytree as the carry: returns (history, losses (N,)), history
+    {"w": (N+1,), "b": (N+1,)} with row 0 the start, in the batches' dtype."""
+
+    def step(params, batch):
+        x, y = batch
+        new_params, loss = pytree_train_step(params, lr, x, y)
+        return new_params, (new_params, loss)  # the carry is the whole dict
+
+    params = jax.tree.map(lambda p: jnp.asarray(p, x_batches.dtype), params)
+    final, (history, losses) = lax.scan(step, params, (x_batches, y_batches))
+    return jax.tree.map(lambda p0, p: jnp.concatenate([p0[None], p]), params, history), losses

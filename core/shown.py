@@ -7,13 +7,13 @@ tests/test_shown.py checks that every entry is a function of `core` that still e
 cannot silently lose a part.
 
 `SHOWN[name]` is a tuple of `(part, functions)`: `part` is "lesson" (the loop the lesson teaches,
-which a learner would write), "engine" (how the explorer makes it fast) or "theory"; the widgets
-give each part its title.
+which a learner would write), "pytree" (the same loop with the carry a pytree of params), "engine"
+(how the explorer makes it fast) or "theory"; the widgets give each part its title.
 """
 
 from __future__ import annotations
 
-from core import lesson, linear, optimizers, stability, strategies, theory, timing, training
+from core import contours, lesson, linear, optimizers, pytree, stability, strategies, theory, timing, training
 
 _LESSON = (lesson.lesson_history, lesson.train_step, lesson.batch_loss)
 _ENGINE = (training._history_kernel, training._step, training._batch_loss_and_grad, training._update)
@@ -38,6 +38,12 @@ SHOWN = {
                 stability._run,
             ),
         ),
+    ),
+    # The w, b model's contour chart: the same loop with the params pytree as the carry.
+    "plane": (
+        ("pytree", (lesson.pytree_lesson_history, lesson.pytree_train_step, lesson.pytree_batch_loss)),
+        ("engine", (pytree._pytree_kernel, pytree._batch_loss_and_grads, pytree._example_loss)),
+        ("theory", (contours.loss_contours, contours.nearest_minimum)),
     ),
     # The under-the-hood panels.
     "closed_over_lr": (("lesson", (strategies.closed_over_lr, strategies.lr_traces)),),

@@ -14,9 +14,16 @@ import core
 from widgets import Explorer
 from widgets.chart import MARGIN
 from widgets.explorer import WIDE
-from widgets.export import CSV_HEADER, charts_html, run_csv
+from widgets.export import CSV_HEADER, PYTREE_CSV_HEADER, charts_html, run_csv
 from widgets.projector import PROJECTOR
-from widgets.settings import DEFAULTS, PRESETS, PYTREE_FIELDS, Presentation, from_query, presentation_from_query
+from widgets.settings import (
+    DEFAULTS,
+    PRESETS,
+    PYTREE_FIELDS,
+    Presentation,
+    from_query,
+    presentation_from_query,
+)
 
 
 @pytest.fixture(scope="module")
@@ -38,6 +45,26 @@ def _assert_rows_are(rows, history, rates):
     # 9 significant digits: a float32 rate exactly, the slider's float64 lr to 1e-9.
     np.testing.assert_allclose([float(row["lr"]) for row in rows[:-1]], rates, rtol=1e-8)
     assert rows[-1]["loss"] == rows[-1]["gradient"] == rows[-1]["lr"] == ""
+
+
+def test_the_csv_of_the_w_b_model_holds_both_params_of_every_step(explorer):
+    # The carry's two leaves and each one's gradient, for plain SGD and the heavy ball beside it.
+    explorer.apply(PRESETS["narrow-valley"][1])
+    result = explorer.result
+    rows = list(csv.DictReader(io.StringIO(run_csv(result))))
+    assert ",".join(rows[0]) == PYTREE_CSV_HEADER
+    n = result.settings.N
+    for run, runs in (("sgd", result.histories), ("momentum 0.9", result.optimized)):
+        for mode in ("sum", "mean"):
+            mine = [row for row in rows if row["run"] == run and row["loss_mode"] == mode]
+            h = runs[mode]
+            assert [int(row["step"]) for row in mine] == list(range(n + 1))
+            for column, values in (("w", h.weights), ("b", h.biases)):
+                np.testing.assert_array_equal([np.float32(row[column]) for row in mine], values)
+            for column, values in (("loss", h.losses), ("gradient_w", h.grads), ("gradient_b", h.bias_grads)):
+                np.testing.assert_array_equal([np.float32(row[column]) for row in mine[:-1]], values)
+            assert mine[-1]["loss"] == mine[-1]["gradient_b"] == mine[-1]["lr"] == ""
+    explorer.apply(DEFAULTS)
 
 
 @pytest.mark.parametrize("preset", ["worked-example", "diverging", "sum-vs-mean"])

@@ -83,3 +83,31 @@ def test_a_row_of_the_stability_map_is_the_lesson_at_every_lr(b):
     np.testing.assert_allclose(error[visible], shown[visible], atol=1e-3)
     diverged = finals[drawn.diverged["sum"][0]]
     assert diverged.size and np.all(~np.isfinite(diverged) | (np.abs(diverged) > 1e3))
+
+
+pytree_lesson_history = jax.jit(lesson.pytree_lesson_history)
+
+
+@pytest.mark.parametrize("case", range(30))
+def test_the_pytree_loop_gives_the_w_b_charts_numbers(model, case):
+    # The Code part of the w, b model's charts: its loop with jax.tree.map gives what they draw.
+    rng = np.random.default_rng(3000 + case)
+    settings = random_stable_settings(rng, model)._replace(
+        model="w,b",
+        b0=float(rng.uniform(-5, 5)),
+        true_b=float(rng.uniform(-3, 3)),
+        x_mean=float(rng.uniform(-3, 3)),
+    )
+    critical = model.compute(settings).critical_lr["sum"]
+    settings = settings._replace(lr=float(f"{critical * rng.uniform(0.05, 0.98):.6g}"))
+    result = model.compute(settings)
+    drawn = result.histories["sum"]
+    assert drawn.diverged_at is None
+    x, y = batches_for(settings)
+    params = {"w": np.float32(settings.w0), "b": np.float32(settings.b0)}
+    history, losses = pytree_lesson_history(params, np.float32(settings.lr), x, y)
+    distance = np.hypot(drawn.weights - result.w_star, drawn.biases - result.b_star)
+    extent = max(1.0, float(np.max(distance)))
+    np.testing.assert_allclose(history["w"], drawn.weights, rtol=0, atol=1e-5 * extent)
+    np.testing.assert_allclose(history["b"], drawn.biases, rtol=0, atol=1e-5 * extent)
+    np.testing.assert_allclose(losses, drawn.losses, rtol=5e-5, atol=1e-6 * float(np.max(drawn.losses)))

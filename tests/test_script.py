@@ -31,6 +31,12 @@ CASES = {
     "adam": DEFAULTS._replace(optimizer="adam", lr=0.05),
     "nesterov, warmup": DEFAULTS._replace(optimizer="nesterov", schedule="warmup", N=60, B=5, loss="mean"),
     "schedule rescue": PRESETS["schedule-rescue"][1],
+    # The w, b model: the carry is the params pytree, with and without an optimizer overlaid.
+    "narrow valley": PRESETS["narrow-valley"][1],
+    "w, b, mean, ones": DEFAULTS._replace(
+        model="w,b", kind="ones", loss="both", b0=-1.0, true_b=2.0, x_mean=0.5
+    ),
+    "w, b, adam": DEFAULTS._replace(model="w,b", optimizer="adam", lr=0.05, b0=3.0, x_mean=-1.0, true_b=-2.0),
 }
 
 
@@ -56,19 +62,29 @@ def exported(explorer, tmp_path_factory):
     for name, (settings, result, process) in runs.items():
         out, err = process.communicate(timeout=120)
         assert process.returncode == 0, err
-        printed = dict(re.findall(r"^(sum|mean) loss: final w = (\S+)$", out, re.MULTILINE))
-        grown = re.findall(r"^(.+) \((sum|mean) loss\): final w = (\S+)$", out, re.MULTILINE)
+        # "final w = 1.5", or under the w, b model "final w = 1.5, b = 0.25".
+        final = r"final w = ([^\s,]+)(?:, b = (\S+))?$"
+        printed = re.findall(r"^(sum|mean) loss: " + final, out, re.MULTILINE)
+        grown = re.findall(r"^(.+) \((sum|mean) loss\): " + final, out, re.MULTILINE)
         results[name] = (
             settings,
             result,
-            {loss: float(w) for loss, w in printed.items()},
-            {loss: (run, float(w)) for run, loss, w in grown},
+            {loss: (float(w), b and float(b)) for loss, w, b in printed},
+            {loss: (run, (float(w), b and float(b))) for run, loss, w, b in grown},
         )
     return results
 
 
-def _assert_same_final_weight(w, history, loss):
-    explorer_w = float(history.weights[-1])
+def _assert_same_final_weight(final, history, loss):
+    w, b = final
+    _assert_same_final(w, float(history.weights[-1]), history, loss)
+    if hasattr(history, "biases"):  # the w, b model's: b is printed too
+        _assert_same_final(b, float(history.biases[-1]), history, loss)
+    else:
+        assert b is None or b == "", loss
+
+
+def _assert_same_final(w, explorer_w, history, loss):
     if history.diverged_at is not None and not np.isfinite(explorer_w):
         assert not np.isfinite(w), (loss, w)  # the script diverges too
     else:
@@ -92,7 +108,7 @@ def test_the_script_reproduces_the_explorers_final_weight(exported, case):
 
 def test_the_seed_example_script_prints_the_seeds_number(exported):
     _, _, printed, _ = exported["worked example"]
-    assert printed["sum"] == pytest.approx(0.64, rel=1e-6)  # seed 000: 0.4 after one step, 0.64 after two
+    assert printed["sum"][0] == pytest.approx(0.64, rel=1e-6)  # seed 000: 0.4 after one step, 0.64 after two
 
 
 def test_the_script_needs_only_jax_and_numpy_and_pastes_the_data_generator():

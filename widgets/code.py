@@ -63,11 +63,12 @@ def code_view(functions, title: str | None = None) -> ipw.Accordion:
 # run of the engine's kernel, both losses at once.
 LESSON = "Code: the loop the lesson teaches"
 FAST = "Code: how the explorer makes it fast"
-TITLES = {"lesson": LESSON, "engine": FAST, "theory": "Code: the theory"}
+PYTREE = 'Code: the loop with the carry a pytree {"w", "b"}'
+TITLES = {"lesson": LESSON, "pytree": PYTREE, "engine": FAST, "theory": "Code: the theory"}
 """The title of each part of SHOWN."""
 CODE = {
     name: tuple((TITLES[part], functions) for part, functions in SHOWN[name])
-    for name in ("trajectory", "loss", "landscape", "sum_vs_mean", "divergence", "stability")
+    for name in ("trajectory", "loss", "landscape", "plane", "sum_vs_mean", "divergence", "stability")
 }
 """The explorer's charts' code: chart name -> ((title, functions), ...), in the order shown."""
 
@@ -77,7 +78,8 @@ def chart_code(names) -> list:
     functions of every named chart under that title, in order and each once, named in the title."""
     parts: dict = {}
     for name in names:
-        for title, functions in CODE[name]:
+        # The landscape's place holds the w, b model's contour chart too (Explorer.show).
+        for title, functions in CODE[name] + (CODE["plane"] if name == "landscape" else ()):
             parts.setdefault(title, []).extend(functions)
     views = []
     for title, functions in parts.items():

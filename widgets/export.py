@@ -20,10 +20,12 @@ from widgets.figures import run_name
 from widgets.layout import BESIDE
 from widgets.model import LOSSES, Result
 from widgets.script import FILENAME
-from widgets.settings import Settings
+from widgets.settings import Settings, pytree
 from widgets.surface import TOOLBAR, Surface
 
 CSV_HEADER = "run,loss_mode,step,w,loss,gradient,lr"
+PYTREE_CSV_HEADER = "run,loss_mode,step,w,b,loss,gradient_w,gradient_b,lr"
+"""The w, b model's: the carry's two leaves, and the gradient of each."""
 
 
 def _number(value) -> str:
@@ -36,22 +38,31 @@ def run_csv(result: Result) -> str:
     and, when another optimizer or schedule is overlaid, that one's (named as on the trajectory's
     legend: "momentum 0.9", "sgd, cosine schedule"). w is the weight step k starts from, loss and
     gradient the batch's at that weight, lr the learning rate step k used; the last row of each
-    (step N) has the final weight alone."""
+    (step N) has the final weight alone. Under the w, b model, w and b and their gradients
+    (PYTREE_CSV_HEADER)."""
     s = result.settings
     runs = [("sgd", result.histories, np.full(s.N, s.lr))]
     if result.optimized is not None:
         rates = result.schedule if result.schedule is not None else runs[0][2]
         runs.append((run_name(s), result.optimized, rates))
+    both = pytree(s)
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(CSV_HEADER.split(","))
+    writer.writerow((PYTREE_CSV_HEADER if both else CSV_HEADER).split(","))
     for name, histories, rates in runs:
         for mode in LOSSES:
-            history = histories[mode]
-            steps = zip(history.weights, history.losses, history.grads, rates, strict=False)
-            for k, values in enumerate(steps):
+            h = histories[mode]
+            columns = (
+                (h.weights, h.biases, h.losses, h.grads, h.bias_grads)
+                if both
+                else (h.weights, h.losses, h.grads)
+            )
+            for k, values in enumerate(zip(*columns, rates, strict=False)):
                 writer.writerow([name, mode, k, *map(_number, values)])
-            writer.writerow([name, mode, len(history.losses), _number(history.weights[-1]), "", "", ""])
+            final = [h.weights[-1], h.biases[-1]] if both else [h.weights[-1]]
+            writer.writerow(
+                [name, mode, len(h.losses), *map(_number, final), *[""] * (len(columns) - len(final) + 1)]
+            )
     return out.getvalue()
 
 

@@ -15,7 +15,7 @@ import inspect
 from core import data, optimizers
 from widgets.figures import run_name
 from widgets.model import overlaid
-from widgets.settings import Settings
+from widgets.settings import Settings, pytree
 
 _TEMPLATE = '''"""A ScanLab run, exported from the explorer.{link}
 
@@ -38,19 +38,22 @@ NOISE = {noise!r}
 KIND = {kind!r}  # "gaussian": x ~ N(0, 1); "ones": x = 1 as in the worked example
 SEED = {seed!r}
 LOSSES = {losses!r}  # "sum": sum((w*x - y)**2), the lesson's loss; "mean": that divided by B
-
+{model_settings}
 
 {row_normals}
 
 def make_batches():
     """(x_batches, y_batches), shape (N, B), float32: drawn in float64, rounded once."""
     x = _row_normals(SEED, 0, N, B) if KIND == "gaussian" else np.ones((N, B))
-    y = TRUE_W * x
-    if NOISE:
+{shift_x}    y = TRUE_W * x
+{shift_y}    if NOISE:
         y = y + NOISE * _row_normals(SEED, 1, N, B)
     return x.astype(np.float32), y.astype(np.float32)
 
+{train}'''
 
+# The lesson's carry, the weight w.
+_W_TRAIN = '''
 @jax.jit
 def train(w, lr, x_batches, y_batches, scale):
     """The weight after every step; scale is 1 for the sum loss and 1/B for the mean loss."""
@@ -69,7 +72,40 @@ x_batches, y_batches = make_batches()
 for loss in LOSSES:
     scale = np.float32(1.0 if loss == "sum" else 1.0 / B)
     weights = train(np.float32(W0), np.float32(LR), x_batches, y_batches, scale)
-    print(f"{{loss}} loss: final w = {{float(weights[-1]):.9g}}")
+    print(f"{loss} loss: final w = {float(weights[-1]):.9g}")
+'''
+
+# The w, b model's: the carry is the params pytree, updated leaf by leaf with jax.tree.map.
+_PYTREE_SETTINGS = """B0 = {b0!r}  # initial intercept: the carry is params = {{"w": W0, "b": B0}}
+TRUE_B = {true_b!r}  # the data follow y = TRUE_W * x + TRUE_B + NOISE * eps
+X_MEAN = {x_mean!r}  # x is centred here: far from 0, w and b pull on each other
+"""
+_PYTREE_TRAIN = '''
+def loss_fn(params, x, y, scale):
+    """scale * sum((w*x + b - y)**2) for params {"w": w, "b": b}."""
+    return scale * jnp.sum((params["w"] * x + params["b"] - y) ** 2)
+
+
+@jax.jit
+def train(params, lr, x_batches, y_batches, scale):
+    """The params after every step, each leaf (N,); scale is 1 for the sum loss, 1/B for the mean."""
+
+    def step(params, batch):
+        x, y = batch
+        grads = jax.grad(loss_fn)(params, x, y, scale)  # a dict like params
+        new_params = jax.tree.map(lambda p, g: p - lr * g, params, grads)
+        return new_params, new_params
+
+    _, history = lax.scan(step, params, (x_batches, y_batches))
+    return history
+
+
+x_batches, y_batches = make_batches()
+PARAMS = {"w": np.float32(W0), "b": np.float32(B0)}
+for loss in LOSSES:
+    scale = np.float32(1.0 if loss == "sum" else 1.0 / B)
+    history = train(PARAMS, np.float32(LR), x_batches, y_batches, scale)
+    print(f"{loss} loss: final w = {float(history['w'][-1]):.9g}, b = {float(history['b'][-1]):.9g}")
 '''
 
 # The overlaid run, when the explorer shows one: the same loop with the carry grown up.
@@ -92,6 +128,9 @@ def optimizer(lr):
     return optax.sgd(lr, momentum=None if OPTIMIZER == "sgd" else MOMENTUM, nesterov=OPTIMIZER == "nesterov")
 
 
+{train_optax}'''
+
+_W_OPTAX = '''
 @jax.jit
 def train_optax(w, lrs, x_batches, y_batches, scale):
     """The weight after every step; the carry is (w, the optimizer's state), and step k's learning
@@ -116,6 +155,32 @@ for loss in LOSSES:
     print(f"{run} ({{loss}} loss): final w = {{float(weights[-1]):.9g}}")
 '''
 
+_PYTREE_OPTAX = '''
+@jax.jit
+def train_optax(params, lrs, x_batches, y_batches, scale):
+    """The params after every step; the carry is (params, the optimizer's state, a dict like them
+    for momentum's trace), and step k's learning rate lrs[k] is scanned with its batch."""
+
+    def step(carry, inputs):
+        params, state = carry
+        x, y, lr = inputs
+        grads = jax.grad(loss_fn)(params, x, y, scale)
+        updates, state = optimizer(lr).update(grads, state, params)
+        new_params = optax.apply_updates(params, updates)
+        return (new_params, state), new_params
+
+    _, history = lax.scan(step, (params, optimizer(LR).init(params)), (x_batches, y_batches, lrs))
+    return history
+
+
+lrs = np.asarray(jax.vmap(schedule_function(SCHEDULE, LR, N))(jnp.arange(N)), dtype=np.float32)
+for loss in LOSSES:
+    scale = np.float32(1.0 if loss == "sum" else 1.0 / B)
+    history = train_optax(PARAMS, lrs, x_batches, y_batches, scale)
+    w, b = float(history["w"][-1]), float(history["b"][-1])
+    print(f"{run} ({{loss}} loss): final w = {{w:.9g}}, b = {{b:.9g}}")
+'''
+
 FILENAME = "scanlab_run.py"
 
 
@@ -125,6 +190,8 @@ def training_script(settings: Settings, link: str = "") -> str:
     # A link is a visitor's URL: keep it to ASCII that cannot end the docstring or escape from it.
     safe_link = "".join(c for c in link if c.isascii() and c.isprintable() and c not in '"\\')[:500]
     grown = overlaid(settings)
+    both = pytree(settings)
+    values = settings._asdict()
     script = _TEMPLATE.format(
         link=f"\nShare link: {safe_link}" if safe_link else "",
         needs="jax, numpy and optax" if grown else "jax and numpy",
@@ -132,11 +199,16 @@ def training_script(settings: Settings, link: str = "") -> str:
         filename=FILENAME,
         row_normals=inspect.getsource(data._row_normals),
         losses=losses,
-        **{name: value for name, value in settings._asdict().items() if name != "loss"},
+        model_settings=_PYTREE_SETTINGS.format(**values) if both else "",
+        shift_x="    x = x + X_MEAN\n" if both and settings.x_mean else "",
+        shift_y="    y = y + TRUE_B\n" if both and settings.true_b else "",
+        train=_PYTREE_TRAIN if both else _W_TRAIN,
+        **{name: value for name, value in values.items() if name != "loss"},
     )
     if not grown:
         return script
     return script + _OPTAX.format(
+        train_optax=(_PYTREE_OPTAX if both else _W_OPTAX).format(run=run_name(settings)),
         optimizer=settings.optimizer,
         momentum=settings.momentum,
         schedule=settings.schedule,

@@ -126,9 +126,8 @@ def carry_html(r: Result, k: int) -> str:
     # Under the w, b model each part of the state is a dict like the params: named "trace.w".
     keys = -2 if pytree(s) else -1
     names = [jax.tree_util.keystr(path[keys:], simple=True, separator=".") for path, _ in leaves]
-    state = ", ".join(
-        f"{name} = {float(np.asarray(leaf)[k - 1]):.6g}" for name, (_, leaf) in zip(names, leaves, strict=True)
-    )
+    values = [float(np.asarray(leaf)[k - 1]) for _, leaf in leaves]
+    state = ", ".join(f"{name} = {value:.6g}" for name, value in zip(names, values, strict=True))
     state = "state as Optax's init makes it" if k == 0 else state or "a state of no arrays (sgd's)"
     if r.schedule is not None and k < s.N:  # scanned with the batches, not in the carry
         state += f"; step {k}'s lr from the schedule: {float(r.schedule[k]):.4g}"
