@@ -1,13 +1,18 @@
-"""At most `max_kernels` kernels at once, the preheated one included; the dashboard's own kernel."""
+"""At most `max_kernels` kernels at once, the preheated one included; the dashboard's own kernel; the
+moment the preheated pool is ready, in words."""
 
 import asyncio
 import os
+import time
 
 from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_server.services.kernels.kernelmanager import AsyncMappingKernelManager
 from tornado import web
 from traitlets import Integer
+from voila.request_info_handler import RequestInfoSocketHandler
 from voila.utils import ENV_VARIABLE
+
+READY_POLL_S = 0.5
 
 
 class CappedKernelManager(AsyncMappingKernelManager):
@@ -37,6 +42,38 @@ class CappedKernelManager(AsyncMappingKernelManager):
         # Voila's refills carry the address of the page that took the preheated kernel (the explorer
         # takes the page's scheme from it); refills started here reuse the last one.
         self._request_url: str | None = None
+        # Voila builds this manager as its server starts, before its loop runs; the loop is found
+        # as VoilaKernelManager.fill_if_needed finds it for the pool's tasks, so both use one.
+        try:
+            loop = asyncio.get_event_loop()
+        except RuntimeError:
+            loop = asyncio.new_event_loop()
+            asyncio.set_event_loop(loop)
+        self._ready_watch = loop.create_task(self._announce_ready(time.monotonic()))
+
+    async def _announce_ready(self, since: float) -> None:
+        """Log once, in words, when every preheated kernel waits for its visitor.
+
+        Voila logs "Kernel pool ... is filled" when the pool's kernels have started, but each then
+        still runs app.ipynb (imports, the engine, the default view): with 30 of them on two cores
+        that line came about 34 s too early for a teacher to let the class in. A preheated kernel
+        is ready once it waits inside `wait_for_request`, which it does over a websocket that
+        Voila's RequestInfoSocketHandler keeps in `_waiters` until a visitor claims the kernel.
+        """
+        while True:
+            await asyncio.sleep(READY_POLL_S)
+            tasks = [task for pool in self._preheat_pools().values() for task in pool]
+            if not tasks and not getattr(self, "_pools", None):
+                return  # no preheating: nothing to wait for
+            kernels = [_kernel_of(task) for task in tasks]
+            if tasks and all(k is not None and k in RequestInfoSocketHandler._waiters for k in kernels):
+                break
+        count, url = len(kernels), getattr(self.parent, "display_url", "")
+        self.log.info(
+            "The dashboard is ready for %d visitor%s at %s: a preheated kernel waits for each (%.0f s after"
+            " the start; later visitors wait a few seconds for a kernel of their own).",
+            count, "" if count == 1 else "s", url, time.monotonic() - since,
+        )  # fmt: skip
 
     async def start_kernel(self, *, kernel_id: str | None = None, **kwargs) -> str:
         if kernel_id is not None and kernel_id in self:
@@ -73,6 +110,8 @@ class CappedKernelManager(AsyncMappingKernelManager):
         `now`); the idle ones are asked, as before.
         """
         self._closing = True
+        if self._ready_watch is not None:
+            self._ready_watch.cancel()
         busy = [kid for kid in self.list_kernel_ids() if self.kernel_model(kid)["execution_state"] == "busy"]
         await asyncio.gather(*(self.shutdown_kernel(kid, now=True) for kid in busy))
         await super().shutdown_all(now=now)
