@@ -8,6 +8,7 @@ numbers of its own.
 
 import jax
 import jax.numpy as jnp
+import learner_corpus as corpus
 import numpy as np
 import optax
 import pytest
@@ -157,9 +158,14 @@ def test_each_pytree_step_gets_exactly_its_mistakes(fn):
 def test_the_messages_say_what_came_back_and_what_the_mistake_did():
     finding = check_pytree_step(pytree_list_out).findings[0]
     assert finding.code == "returns_tuple"
-    assert "a list of two numbers (1.78601, 0.190674): the right w and b" in finding.message
+    assert "a list of two numbers (1.78601, 0.190674): the right w and b, but in a tuple" in finding.message
     assert "Expected the params dict, {'w': 1.78601, 'b': 0.190674}" in finding.message
     assert finding.expected == "{'w': 1.78601, 'b': 0.190674}"
+    finding = check_pytree_step(corpus.pytree_returns_values).findings[0]
+    assert "(0.190674, 1.78601): the right b and w, in that order" in finding.message
+    finding = check_pytree_step(corpus.pytree_unpacks_the_dict).findings[0]
+    assert finding.code == "error" and "at line" in finding.message
+    assert "the keys 'w' and 'b' that w, b = params unpacks from a dict" in finding.message
     finding = check_pytree_step(pytree_in_turn).findings[0]
     assert "w updated first, then b's gradient taken at the new w" in finding.message
     assert "{'w': 1.89798, 'b': -0.0794566}" in finding.message

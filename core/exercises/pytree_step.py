@@ -200,9 +200,9 @@ def _shape_finding(exercise: Exercise, outputs: list, expected: list) -> Finding
         output, case, right = outputs[i], exercise.cases[i], expected[i]
         if output.kind == "tuple":
             if close(output.final, right):
-                said = "the right w and b, in that order, but in a tuple"
+                said = "the right w and b, but in a tuple"
             elif close(output.final, right[::-1]):
-                said = "the right values in the order b, w, in a tuple"
+                said = "the right b and w, in that order, in a tuple"
             else:
                 said = "and not the right values either"
             message = (

@@ -89,6 +89,11 @@ _CAUSES = {
         "gradient taken with respect to the wrong argument (the batch instead of w), or a batch row "
         "returned as the new weight"
     ),
+    # A Python string times an array: what `w, b = params` leaves in w and b, a dict's keys.
+    "Only integer scalar arrays can be converted to a scalar index": (
+        "Usual cause: a string where a number belongs, such as the keys 'w' and 'b' that w, b = params "
+        "unpacks from a dict (its values are params['w'] and params['b'])"
+    ),
 }
 
 
