@@ -167,17 +167,18 @@ PARAMS = ("w", "b")
 """The keys of the parameter pytree of y = w*x + b."""
 
 
-def check_params(params) -> dict:
+def check_params(params, name: str = "params") -> dict:
     """A dict {"w": w0, "b": b0} with exactly those keys, each a real scalar as `check_scalar`
-    takes it (finite when concrete); returned unconverted. Errors name `params` and the key."""
+    takes it (finite when concrete); returned unconverted. Errors name the argument (`name`) and
+    the key."""
     if not isinstance(params, dict):
-        raise TypeError(f'params must be a dict {{"w": w0, "b": b0}}, got {type(params).__name__}'[:200])
+        raise TypeError(f'{name} must be a dict {{"w": w0, "b": b0}}, got {type(params).__name__}'[:200])
     if set(params) != set(PARAMS):
         missing = [key for key in PARAMS if key not in params]
         extra = [key for key in params if key not in PARAMS]
         raise ValueError(
-            f'params must have exactly the keys "w" and "b"; missing {missing}, unexpected {extra}'[:200]
+            f'{name} must have exactly the keys "w" and "b"; missing {missing}, unexpected {extra}'[:200]
         )
     for key in PARAMS:
-        check_scalar(f'params["{key}"]', params[key])
+        check_scalar(f'{name}["{key}"]', params[key])
     return params

@@ -392,27 +392,32 @@ def _critical_with_momenta(sxx: np.ndarray, momenta: np.ndarray, rtol: float = 0
     return _first_crossing(lambda rows, u: _log_radius(u, sxx, momenta[rows, None]), low, high, rtol)
 
 
-def _first_crossing(log_radius, low: np.ndarray, high: np.ndarray, rtol: float = 0.0) -> np.ndarray:
+def _first_crossing(
+    log_radius, low: np.ndarray, high: np.ndarray, rtol: float = 0.0, points: int = _GRID, grow: float = 2.0
+) -> np.ndarray:
     """M searches at once for the smallest rate at which a product of step matrices grows.
 
     log_radius(rows, rates) is the log of the spectral radius for searches `rows` (K,) at `rates`
-    (K, G). Search i starts on a geometric grid of _GRID rates over [low[i], high[i]], doubling
-    past high until a rate grows, then narrows the first bracket by finer grids to float64
-    resolution (or to a relative `rtol`). Returns (M,) rates, float64."""
+    (K, G). Search i starts on a geometric grid of `points` rates (default _GRID) over
+    [low[i], high[i]], then over [high, grow * high] (default: doubling) until a rate grows, then
+    narrows the first bracket by finer grids to float64 resolution (or to a relative `rtol`).
+    Returns (M,) rates, float64."""
     result = np.full(low.shape, np.inf)
     searching = np.ones(low.shape, bool)  # no rate tried has grown yet
-    grid = np.empty(low.shape + (_GRID,))
+    grid = np.empty(low.shape + (max(points, 64),))
     grows = np.zeros(grid.shape, bool)
     for _ in range(60):
         rows = np.flatnonzero(searching)
         if rows.size == 0:
             break
-        grid[rows] = np.geomspace(low[rows], high[rows], _GRID, axis=-1)
-        grows[rows] = log_radius(rows, grid[rows]) >= 0
+        grid[rows] = np.inf  # past the first grid's points, nothing is tried
+        grid[rows, :points] = np.geomspace(low[rows], high[rows], points, axis=-1)
+        grows[rows] = False
+        grows[rows, :points] = log_radius(rows, grid[rows, :points]) >= 0
         found = grows[rows].any(axis=-1)
         searching[rows[found]] = False
         later = rows[~found]
-        low[later], high[later] = high[later], 2 * high[later]
+        low[later], high[later] = high[later], grow * high[later]
     # Refine each first bracket with finer grids (each pass over the batches tries many rates at
     # once, where a bisection would pass once per rate) down to float64 resolution.
     refining = ~searching
@@ -430,6 +435,8 @@ def _first_crossing(log_radius, low: np.ndarray, high: np.ndarray, rtol: float =
         result[rows[resolved]] = hi[resolved]
         refining[rows[resolved]] = False
         rows, lo, hi = rows[~resolved], lo[~resolved], hi[~resolved]
+        if rows.size == 0:
+            break
         fine = np.linspace(lo, hi, 64, axis=-1)
         grid[rows] = np.inf  # past the fine grid's 64 rates, nothing is tried
         grid[rows, :64] = fine
@@ -464,41 +471,120 @@ def _every_x_alike(data: Moments) -> bool:
     return not total_xx / count - mean_x * mean_x > 1e-12 * total_xx / count
 
 
-def _critical_with_intercept(data: Moments, momentum: float) -> float:
+def _critical_with_intercept(data: Moments, momentum: float, rtol: float = 0.0) -> float:
     """The sum-loss rate u = lr/scale at which the product's spectral radius first reaches 1, for
-    y = w*x + b (see `critical_lr`)."""
+    y = w*x + b (see `critical_lr`). With `rtol` > 0 the search stops once its bracket is that
+    narrow (relative), as `_critical_with_momenta`'s."""
     sxx, sx, b = data.sxx, _sums_of_x(data, "critical_lr"), float(data.batch_size)
     largest = _largest_eigenvalues(sxx, sx, b)
     if _every_x_alike(data) or (np.all(sxx == sxx[0]) and np.all(sx == sx[0])):
         # Identical steps (every x alike makes them so): the closed form.
         return (1.0 + momentum) / float(largest.max())
-    low = np.array([(1.0 + momentum) / float(largest.max()) / 1000])
     high = np.array([(1.0 + momentum) / float(largest.min())])
-    log_radius = lambda rows, u: _log_radius_intercept(u, sxx, sx, b, momentum)  # noqa: E731
-    return float(_first_crossing(log_radius, low, high)[0])
+    if momentum != 0.0:
+        low = np.array([(1.0 + momentum) / float(largest.max()) / 1000])
+        log_radius = lambda rows, u: _log_radius_intercept(u, sxx, sx, b, momentum)  # noqa: E731
+        return float(_first_crossing(log_radius, low, high, rtol)[0])
+    # Without momentum each step matrix is symmetric, so the product's spectral radius is at most
+    # the product of the steps' norms, max |1 - 2*u*lambda| over H_k's two eigenvalues: a bound
+    # that costs O(N) per rate, not a product of matrices. On the general search's grid spacing,
+    # the true search starts at the last rate where the bound is below 1 (nothing grows there),
+    # and walks up in short grids of that spacing until a rate grows.
+    smallest = _eigenvalues(data, "critical_lr")[0]
+    low = 0.5 / float(largest.max())  # every |1 - 2*u*lambda| <= 1 below 1/lambda_max
+    spacing = 1000.0 ** (1 / (_GRID - 1))  # the general grid's, 1.4%
+    rates = low * spacing ** np.arange(int(np.ceil(np.log(high[0] / low) / np.log(spacing))) + 2)
+    with np.errstate(divide="ignore"):
+        bound = np.sum(
+            np.log(
+                np.maximum(
+                    np.abs(1 - 2 * rates[:, None] * smallest), np.abs(1 - 2 * rates[:, None] * largest)
+                )
+            ),
+            axis=1,
+        )
+    start = rates[max(int(np.argmax(bound >= 0)) - 1, 0)]
+    points = 16
+    log_radius = lambda rows, u: _log_radius_plain(u, sxx[None], sx[None], np.array([b]))  # noqa: E731
+    found = _first_crossing(
+        log_radius,
+        np.array([start]),
+        np.array([start * spacing ** (points - 1)]),
+        rtol,
+        points,
+        spacing ** (points - 1),
+    )
+    return float(found[0])
+
+
+def _log_radius_plain(u, sxx, sx, b):
+    """`_log_radius_intercept` without momentum for M data sets at once: u (M, G) sum-loss rates,
+    sxx and sx (M, N), b (M,); returns (M, G).
+
+    The 2x2 step matrices I - u*2*H_k are held as four (M, G, N) arrays of their entries and
+    multiplied as a pairwise tree, the later step on the left, each partial product rescaled to
+    largest entry 1 (its log kept) so long runs do not overflow: elementwise arithmetic on whole
+    levels, where a batched matmul of 2x2 matrices pays a call per matrix."""
+    u = np.asarray(u, np.float64)[..., None]  # (M, G, 1) against the steps' (M, 1, N)
+    h_xx, h_x = (2.0 * np.asarray(a, np.float64)[:, None, :] for a in (sxx, sx))
+    h_b = 2.0 * np.asarray(b, np.float64)[:, None, None]
+    a, d = 1.0 - u * h_xx, np.broadcast_to(1.0 - u * h_b, u.shape[:2] + h_xx.shape[-1:])
+    c = -u * h_x
+    entries = [a, c, c, d]  # [[a, b], [c, d]], symmetric
+    steps = a.shape[-1]
+    width = 1 << (steps - 1).bit_length()
+    if width > steps:  # identities last, applied after every step
+        pad = [(0, 0), (0, 0), (0, width - steps)]
+        entries = [
+            np.pad(e, pad, constant_values=v) for e, v in zip(entries, (1.0, 0.0, 0.0, 1.0), strict=True)
+        ]
+    log_scale, level = 0.0, 0
+    while entries[0].shape[-1] > 1:
+        (la, lb, lc, ld), (ea, eb, ec, ed) = (
+            [e[..., 1::2] for e in entries],
+            [e[..., 0::2] for e in entries],
+        )
+        entries = [la * ea + lb * ec, la * eb + lb * ed, lc * ea + ld * ec, lc * eb + ld * ed]
+        if isinstance(log_scale, np.ndarray):
+            log_scale = log_scale[..., 1::2] + log_scale[..., 0::2]
+        level += 1
+        if level % 2 and entries[0].shape[-1] > 1:
+            continue  # entries at most 2*m**2 from m: rescaling every other level cannot overflow
+        big = np.maximum(
+            np.maximum(np.abs(entries[0]), np.abs(entries[1])),
+            np.maximum(np.abs(entries[2]), np.abs(entries[3])),
+        )
+        big = np.where(big > 0, big, 1.0)
+        entries = [e / big for e in entries]
+        log_scale = log_scale + np.log(big)
+    product = np.stack([np.stack(entries[:2], -1), np.stack(entries[2:], -1)], -2)[..., 0, :, :]
+    with np.errstate(divide="ignore"):
+        radius = np.log(np.max(np.abs(np.linalg.eigvals(product)), axis=-1))
+    return (log_scale[..., 0] if isinstance(log_scale, np.ndarray) else log_scale) + radius
 
 
 def _log_radius_intercept(u, sxx, sx, b, momentum):
     """log of the spectral radius of the N steps' product for y = w*x + b at each sum-loss rate in
-    `u` (any shape): 2x2 products without momentum, 4x4 with.
+    `u` (any shape): 2x2 products without momentum (`_log_radius_plain`), 4x4 with.
 
     All N step matrices are built at once and multiplied as a pairwise tree, log2(N) batched
     matmuls instead of N small ones (N = 1000 took 1.3 s one step at a time); every partial
     product is rescaled to largest entry 1, its log scale kept, so long runs do not overflow."""
     u = np.asarray(u, np.float64)
+    if momentum == 0.0:
+        return _log_radius_plain(u.reshape(1, -1), sxx[None], sx[None], np.array([b]))[0].reshape(u.shape)
     rates = u.reshape(-1, 1, 1, 1)  # (G, 1, 1, 1) against the steps' (N, 2, 2)
     h = 2.0 * np.stack([np.stack([sxx, sx], -1), np.stack([sx, np.full_like(sxx, b)], -1)], -2)
     eye = np.eye(2)
     steps = eye - rates * h  # (G, N, 2, 2)
-    if momentum != 0.0:
-        shape = steps.shape
-        steps = np.concatenate(
-            [
-                np.concatenate([steps, np.broadcast_to(-rates * momentum * eye, shape)], -1),
-                np.concatenate([np.broadcast_to(h, shape), np.broadcast_to(momentum * eye, shape)], -1),
-            ],
-            -2,
-        )
+    shape = steps.shape
+    steps = np.concatenate(
+        [
+            np.concatenate([steps, np.broadcast_to(-rates * momentum * eye, shape)], -1),
+            np.concatenate([np.broadcast_to(h, shape), np.broadcast_to(momentum * eye, shape)], -1),
+        ],
+        -2,
+    )
     log_scale = np.zeros(steps.shape[:2])
     while steps.shape[1] > 1:
         if steps.shape[1] % 2:  # an identity last, applied after every step

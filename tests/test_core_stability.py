@@ -269,3 +269,156 @@ def test_good_arguments_run():
 def test_traced_arguments_are_refused(traced):
     with pytest.raises(TypeError, match=f"{traced} must be concrete"):
         jax.jit(lambda value: call_with(**{traced: value}))(jnp.asarray(GOOD[traced]))
+
+
+# The model with an intercept: pytree_stability_map -------------------------------------------
+
+from core.pytree import pytree_history  # noqa: E402
+from core.stability import MAP_RTOL, pytree_stability_map  # noqa: E402
+
+
+def intercept_case(seed, engine):
+    """Random data around a random mean and line, n, batch sizes and a start (w0, b0)."""
+    rng = np.random.default_rng(seed)
+    rows, columns = int(rng.integers(20, 49)), int(rng.integers(5, 17))
+    x, y = core.make_batches(
+        rows,
+        columns,
+        seed=seed,
+        noise=0.5,
+        x_mean=float(rng.uniform(-3, 3)),
+        true_b=float(rng.uniform(-2, 2)),
+    )
+    n = int(rng.integers(5, rows + 1))
+    batch_sizes = rng.choice(np.arange(1, columns + 1), size=4, replace=False)
+    params0 = {"w": float(2 * rng.normal()), "b": float(2 * rng.normal())}
+    return engine.pad(x, y), x, y, n, batch_sizes, params0
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_pytree_map_cells_are_pytree_history_runs(seed):
+    engine = core.HistoryEngine(max_steps=48, max_batch=16)
+    batches, x, y, n, batch_sizes, params0 = intercept_case(seed, engine)
+    lrs = np.geomspace(1e-4, 1.0, 13)
+    result = pytree_stability_map(batches, lrs, batch_sizes, params0=params0, n=n)
+    assert isinstance(result, StabilityMap)
+    np.testing.assert_array_equal(result.batch_sizes, batch_sizes)
+    verdicts, compared = [], 0
+    for loss in LOSSES:
+        error, diverged = result.log10_error[loss], result.diverged[loss]
+        assert error.shape == diverged.shape == (batch_sizes.size, lrs.size)
+        np.testing.assert_array_equal(np.isnan(error), diverged)
+        for k, b in enumerate(batch_sizes):
+            data = (x[:n, :b], y[:n, :b])
+            want = core.critical_lrs(data[0], intercept=True)[loss]
+            assert result.critical_lr[loss][k] == pytest.approx(want, rel=MAP_RTOL)
+            star = np.array(core.optimum(*data, intercept=True))
+            for j, lr in enumerate(lrs):
+                ratio = lr / result.critical_lr[loss][k]
+                if abs(ratio - 1) <= 0.2:
+                    continue  # near the boundary
+                run = pytree_history(params0, lr, *data, loss=loss)
+                assert diverged[k, j] == (run.diverged_at is not None), (loss, b, lr)
+                verdicts.append(run.diverged_at is not None)
+                final = np.array([run.params["w"][-1], run.params["b"][-1]], np.float64)
+                distance = np.hypot(*(final - star))
+                # Away from the limit, and above float32's resolution of the terms of the sums.
+                extent = max(1.0, float(np.max(np.abs(stacked_params(run)))))
+                if ratio < 0.8 and distance > 1e-3 * extent:
+                    assert abs(error[k, j] - np.log10(distance)) < 1e-3, (loss, b, lr)
+                    compared += 1
+    assert any(verdicts) and not all(verdicts)
+    assert compared > 0.25 * len(verdicts)
+
+
+def stacked_params(run):
+    return np.stack([run.params["w"], run.params["b"]], axis=-1)
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+def test_pytree_map_of_identical_batches_diverges_exactly_above_the_closed_form(loss):
+    n, columns = 100, 6
+    rng = np.random.default_rng(8)
+    row = (1.5 + rng.normal(size=columns)).astype(np.float32)
+    x = np.tile(row, (n, 1))
+    y = np.tile((2 * row - 1 + 0.3 * rng.normal(size=columns)).astype(np.float32), (n, 1))
+    batches = core.HistoryEngine(max_steps=n, max_batch=columns).pad(x, y)
+    batch_sizes = np.arange(2, columns + 1)
+    lrs = np.geomspace(1e-3, 3.0, 40)
+    result = pytree_stability_map(batches, lrs, batch_sizes, params0={"w": 3.0, "b": 2.0})
+    row64 = row.astype(np.float64)
+    expected = []
+    for b in batch_sizes:
+        h = np.array([[np.sum(row64[:b] ** 2), np.sum(row64[:b])], [np.sum(row64[:b]), b]])
+        c = 2.0 / b if loss == "mean" else 2.0
+        expected.append(2 / (c * np.linalg.eigvalsh(h)[-1]))  # lr < 2/(c*lambda_max)
+    expected = np.array(expected)
+    np.testing.assert_allclose(result.critical_lr[loss], expected, rtol=1e-12)
+    ratio = lrs[None, :] / expected[:, None]
+    away = np.abs(ratio - 1) > 0.1
+    np.testing.assert_array_equal(result.diverged[loss][away], (ratio > 1)[away])
+    assert result.diverged[loss][away].any() and not result.diverged[loss][away].all()
+
+
+def test_pytree_map_compiles_once_for_new_n_params_lrs_batch_sizes_or_data(count_compiles):
+    engine = core.HistoryEngine(max_steps=29, max_batch=7)  # a padded shape no other test uses
+    first = engine.pad(*core.make_batches(25, 7, seed=3, noise=0.2, x_mean=2.0, true_b=1.0))
+    second = engine.pad(*core.make_batches(20, 6, seed=4, noise=0.4, true_w=-1.0, x_mean=-1.0))
+    with count_compiles() as events:
+        a = pytree_stability_map(first, np.geomspace(1e-3, 1.0, 9), [1, 4, 7], params0={"w": 0.0, "b": 0.0})
+    assert len(events) >= 1
+    with count_compiles() as events:
+        b = pytree_stability_map(
+            second, np.geomspace(2e-3, 3.0, 9), [6, 2, 3], params0={"w": 1.5, "b": -0.5}, n=13
+        )
+        c = pytree_stability_map(
+            second, np.linspace(0.01, 0.5, 9), [1, 1, 6], params0={"w": np.float32(-2), "b": 3}
+        )
+    assert events == []
+    x, y = core.make_batches(20, 6, seed=4, noise=0.4, true_w=-1.0, x_mean=-1.0)
+    assert b.critical_lr["sum"][0] == pytest.approx(
+        core.critical_lr(x[:13, :6], intercept=True), rel=MAP_RTOL
+    )
+    assert not np.array_equal(a.log10_error["sum"][:, :3], b.log10_error["sum"][:, :3])
+    default = pytree_stability_map(
+        second, np.linspace(0.01, 0.5, 9), [1, 1, 6], params0={"w": -2.0, "b": 3.0}, n=20
+    )
+    for loss in LOSSES:
+        np.testing.assert_array_equal(default.log10_error[loss], c.log10_error[loss])
+
+
+PYTREE_GOOD = {"batches": BATCHES, "lrs": [0.01, 0.1], "batch_sizes": [1, 3], "n": None}
+PYTREE_BAD = {
+    "batches a tuple": ({"batches": (BATCHES.x, BATCHES.y)}, TypeError, "batches must be the PaddedBatches"),
+    "lrs zero": ({"lrs": [0.0, 0.1]}, ValueError, "lrs must be positive"),
+    "batch_sizes past b": ({"batch_sizes": [1, 4]}, ValueError, "batch_sizes must lie in 1..3.*got 4"),
+    "n past batches.n": ({"n": 7}, ValueError, "n must lie in 1..6"),
+    "params0 a tuple": ({"params0": (0.0, 0.0)}, TypeError, r'params0 must be a dict \{"w": w0, "b": b0\}'),
+    "params0 missing b": ({"params0": {"w": 0.0}}, ValueError, r"params0 must have exactly the keys"),
+    "params0 NaN": ({"params0": {"w": 0.0, "b": np.nan}}, ValueError, r'params0\["b"\] must be finite'),
+    "params0 vector": (
+        {"params0": {"w": np.zeros(2), "b": 0}},
+        ValueError,
+        r'params0\["w"\] must be a scalar',
+    ),
+    "params0 overflow": (
+        {"params0": {"w": 0.0, "b": 1e39}},
+        ValueError,
+        r'params0\["b"\] = 1e\+39 overflows',
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(PYTREE_BAD))
+def test_pytree_map_bad_arguments_are_named(case):
+    changes, error, message = PYTREE_BAD[case]
+    arguments = {**PYTREE_GOOD, "params0": {"w": 0.0, "b": 0.0}, **changes}
+    with pytest.raises(error, match=message):
+        pytree_stability_map(
+            arguments.pop("batches"), arguments.pop("lrs"), arguments.pop("batch_sizes"), **arguments
+        )
+
+
+def test_pytree_map_refuses_traced_params():
+    with pytest.raises(TypeError, match=r'params0\["w"\] must be concrete'):
+        jax.jit(lambda w: pytree_stability_map(BATCHES, [0.1], [1], params0={"w": w, "b": 0.0}).lrs)(0.0)
