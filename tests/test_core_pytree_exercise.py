@@ -132,6 +132,19 @@ def pytree_renamed_keys(params, lr, x_batches, y_batches):
     return {"weight": final_params["w"], "bias": final_params["b"]}
 
 
+def pytree_keys_swapped(params, lr, x_batches, y_batches):
+    final_params = pytree_right(params, lr, x_batches, y_batches)
+    return {"w": final_params["b"], "b": final_params["w"]}
+
+
+def pytree_from_zeros(params, lr, x_batches, y_batches):
+    return pytree_right({"w": jnp.float32(0.0), "b": jnp.float32(0.0)}, lr, x_batches, y_batches)
+
+
+def pytree_w_alone(params, lr, x_batches, y_batches):
+    return pytree_right(params, lr, x_batches, y_batches)["w"]
+
+
 PYTREE = {
     pytree_right: set(),
     pytree_over_indices: set(),
@@ -186,6 +199,14 @@ def test_numbers_no_mistake_explains_are_a_wrong_result():
     finding = check_pytree_step(pytree_renamed_keys).findings[0]
     assert finding.code == WRONG_RESULT and "a dict with the keys 'weight', 'bias'" in finding.message
     assert "expected the params dict {'w': " in finding.message
+    # The right values under each other's keys, or a scan from w = b = 0: said, with no code.
+    for fn, words in (
+        (pytree_keys_swapped, "the right values under each other's keys"),
+        (pytree_from_zeros, "what the steps started from w = 0 and b = 0 give"),
+        (pytree_w_alone, "your function returns one number, 1.78601; expected the params dict"),
+    ):
+        report = check_pytree_step(fn)
+        assert report.mistakes == frozenset() and words in report.findings[0].message, report
 
 
 def test_the_worked_example_gives_the_lessons_numbers():

@@ -355,4 +355,8 @@ PYTREE_EXPLANATIONS = {
     "mean_not_sum": "what the mean loss gives: both gradients divided by the batch size, {rows}",
     "unchanged": "the initial params: the updates are not returned (is the final carry of lax.scan "
     "what the function returns?)",
+    "keys_swapped": "the right values under each other's keys: the new w is returned as 'b' and the "
+    "new b as 'w'",
+    "from_zeros": "what the steps started from w = 0 and b = 0 give, instead of from the params the "
+    "function receives",
 }

@@ -15,10 +15,11 @@ The checks (`PYTREE_CHECKS`), in order:
   loss sum((w*x + b - y)**2) at the params the step receives, then every leaf p - lr * g), b never
   updated (kept at its start, in the loss or left out of it), the updates in turn (w first and b's
   gradient at the new w, or b first and w's at the new b), gradient ascent (p + lr * g), the
-  tree.map's trees swapped (g - lr * p), the mean loss (both gradients divided by B), and the
-  params returned unchanged (a slip, no code). A tuple or list of two numbers is `returns_tuple`,
-  said with what came back and the dict expected; a dict of per-step arrays, or the pair that
-  lax.scan returns, is `returns_history` (judged on the distinct batches).
+  tree.map's trees swapped (g - lr * p), the mean loss (both gradients divided by B), and three
+  slips with no code, said in words: the params returned unchanged, the right values under each
+  other's keys, the scan started from w = b = 0 instead of params. A tuple or list of two numbers
+  is `returns_tuple`, said with what came back and the dict expected; a dict of per-step arrays,
+  or the pair that lax.scan returns, is `returns_history` (judged on the distinct batches).
 - "traced": `jax.jit` of the function with params, lr and the batches traced must run and give the
   right params on the distinct batches (judged once the numbers are right).
 - "loop": core.exercises.loop's check: a `scan` in the jaxpr, the step's operations not repeating
@@ -64,9 +65,10 @@ PYTREE_MISTAKES = (
 PYTREE_CHECKS = ("numbers", "traced", "loop")
 """Its checks, in the order they run."""
 
-# The patterns with a model: the right step, the numeric mistakes, and a slip with no code.
+# The patterns with a model: the right step, the numeric mistakes, and slips with no code (the
+# params returned as given, the right values under each other's keys, the scan started from 0).
 _NUMERIC = ("b_not_updated", "sequential_update", "gradient_ascent", "tree_map_swapped", "mean_not_sum")
-_PATTERNS = ("correct", *_NUMERIC, "unchanged")
+_PATTERNS = ("correct", *_NUMERIC, "unchanged", "keys_swapped", "from_zeros")
 
 
 def _gradients(w: float, b: float, x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
@@ -146,6 +148,8 @@ class _Case(NamedTuple):
             "tree_map_swapped": [(self.run("swapped"), "")],
             "mean_not_sum": [(self.run("mean"), f"B = {self.x.shape[1]}")],
             "unchanged": [(self.run("unchanged"), "")],
+            "keys_swapped": [(self.run("correct")[::-1], "")],
+            "from_zeros": [(self._replace(w=0.0, b=0.0).run("correct"), "")],
         }
 
 

@@ -205,4 +205,6 @@ def read_params(out, n: int) -> Output:
             final = (float(first), float(second))
             shown = f"a {type(out).__name__} of two numbers ({num(first)}, {num(second)})"
             return Output("tuple", final, dtype_of(out[0], first), shown)
-    return Output("other", None, None, read(out, n).shown)
+    output = read(out, n)
+    shown = f"one number, {output.shown}" if output.kind == "scalar" else output.shown
+    return Output("other", None, None, shown)
