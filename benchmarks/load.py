@@ -6,11 +6,15 @@
 
 Starts `make run` on a free port (harness.server.Server; `--env NAME=VALUE` adds to its environment,
 e.g. thread settings; `--make NAME=VALUE` to its command line) unless `--url` names a running server.
-Its kernel cap is lifted to S + 1 (`MAX_KERNELS`; the preheated kernel counts) unless `--make
-MAX_KERNELS=...` says otherwise (`--make MAX_KERNELS=` keeps voila.json's cap: sessions over it get
-HTTP 503). It waits for the preheated kernel, then opens S sessions staggered evenly over `--arrive`
-seconds. Each session is a new page: a new kernel, the
-preheated one for the first. `--browsers K` of them are headless Chromium pages (Debian's chromium via
+It is served as docs/classroom.md says to serve a class: a preheated kernel for every session
+(`POOL_SIZE=S`) and no refill during the class (`FILL_DELAY=3600`), unless `--make POOL_SIZE=...`
+says otherwise (`--make POOL_SIZE=1`: voila.json's one kernel, the others started as visitors
+come). Its kernel cap is lifted to S + the pool (`MAX_KERNELS`) unless `--make MAX_KERNELS=...`
+says otherwise (`--make MAX_KERNELS=` keeps voila.json's cap: sessions over it get HTTP 503). It
+waits for make run's "The dashboard is ready for N visitors" (serving/kernels.py), the moment a
+teacher lets the class in, then opens S sessions staggered evenly over `--arrive` seconds. Each
+session is a new page: a preheated kernel while the pool lasts, else a new one. `--browsers K` of
+them are headless Chromium pages (Debian's chromium via
 Playwright), the rest harness.protocol clients that speak the widget protocol over the kernel
 websocket as a page's widget manager does.
 
@@ -31,7 +35,10 @@ clients; browser pages report their real first chart: the first Plotly trace dra
 start), move times p50 / p95 / max, unanswered moves (none within 30 s), kernel errors (every iopub
 `error` message, kernel status `dead` / `restarting`, websockets closed by the server), memory (RSS and
 PSS from /proc/PID/smaps_rollup of voila and all its kernels, sampled every 2 s, as benchmarks.memory
-reads them) and CPU (the kernels', the server's, this load client's with its Chromium, and the machine's).
+reads them) and CPU (the kernels', the server's, this load client's with its Chromium, and the machine's),
+and the machine's memory in use (total less available: everything, Chromium and this client included).
+A second table gives each minute of the class: sessions open, moves answered or redrawn, and their
+p50 / p95.
 
 Bounded: sessions that have not opened by `--open-timeout` count as failed, and a hard deadline
 (`--deadline`, default arrive + duration + open timeout + 60 s) cancels whatever is still running; a
@@ -113,6 +120,7 @@ class Visit:
     state_s: float | None = None  # until every widget's state (protocol): the first-chart proxy
     first_chart_s: float | None = None  # browser: navigation start to the first trace drawn
     failed: str | None = None
+    opened_at: float | None = None  # time.monotonic() when its widget state (or first chart) was in
     moves: list[Move] = dataclasses.field(default_factory=list)
     errors: list[str] = dataclasses.field(default_factory=list)
     statuses: list[str] = dataclasses.field(default_factory=list)
@@ -148,6 +156,7 @@ async def protocol_visit(visit: Visit, url: str, group: Class, think: float, ope
         group.opened()
         return
     group.opened()
+    visit.opened_at = time.monotonic()
     visit.page_s, visit.state_s = session.page_seconds, session.state_seconds
     log(f"session {visit.index:2d} open: page {visit.page_s:.1f} s, state {visit.state_s:.1f} s")
     try:
@@ -202,6 +211,7 @@ async def browser_visit(
             group.opened()
             return
         group.opened()
+        visit.opened_at = time.monotonic()
         log(f"browser {visit.index:2d} open: first chart {visit.first_chart_s:.1f} s")
         while group.moving():
             name = rng.choice(MOVED)
@@ -265,6 +275,7 @@ class Sampler(threading.Thread):
         self.kinds: dict[int, str] = {}
         self.threads: dict[int, int] = {}
         self.machine_busy: list[float] = []
+        self.machine_used: list[float] = []  # GiB in use on the machine (total less available)
         self.kernel_env: dict[str, set] = {}  # the --env names as the kernels really have them
         self.watch_env: tuple[str, ...] = ()
         psutil.cpu_percent(None)
@@ -294,6 +305,8 @@ class Sampler(threading.Thread):
                 rows.append({"kind": kind, "pid": process.pid, **memory})
         busy = psutil.cpu_percent(None)
         self.machine_busy.append(busy)
+        memory = psutil.virtual_memory()
+        self.machine_used.append((memory.total - memory.available) / 2**30)
         self.samples.append({"t": time.monotonic(), "rows": rows, "busy": busy})
 
     def run(self) -> None:
@@ -397,8 +410,10 @@ def table(
     client_cpu: float,
     start: float,
     all_open: float | None,
+    ready: dict | None = None,
 ) -> str:
-    """The markdown table; `all_open` is when the last session opened (time.monotonic(), like `start`)."""
+    """The markdown tables; `all_open` is when the last session opened (time.monotonic(), like `start`);
+    `ready`, what was measured at make run's ready line (seconds, memory), when it started one."""
     proto = [v for v in visits if not v.browser]
     pages = [v for v in visits if v.browser]
     opened = [v for v in visits if not v.failed or v.moves]
@@ -427,6 +442,22 @@ def table(
     )
     ms = {"unit": "ms", "scale": 1000, "digits": 0}
     rows = [
+        *(
+            [
+                (
+                    'make run started to "The dashboard is ready for N visitors"',
+                    f'{ready["seconds"]:.0f} s (Voila\'s "filled" line {ready["filled_s"]:.0f} s)'
+                    if ready.get("filled_s") is not None
+                    else f"{ready['seconds']:.0f} s",
+                ),
+                (
+                    "the pool waiting, before any visitor: voila + kernels PSS / RSS",
+                    f"{ready['pss'] / 1024:.2f} / {ready['rss'] / 1024:.2f} GiB ({ready['kernels']} kernels)",
+                ),
+            ]
+            if ready
+            else []
+        ),
         (
             "sessions that opened / asked",
             f"{len(opened)} / {len(visits)}"
@@ -498,6 +529,12 @@ def table(
             f"(wall {wall:.0f} s x {cores} cores = {wall * cores:.0f} core-s)",
         ),
         (
+            "machine memory in use (total less available): with the pool ready / at its peak",
+            (f"{ready['machine_used']:.2f}" if ready else "n/a")
+            + (f" / {max(sampler.machine_used):.2f} GiB" if sampler.machine_used else " / n/a")
+            + f" of {psutil.virtual_memory().total / 2**30:.1f} GiB",
+        ),
+        (
             f"machine CPU busy, mean / max of {SAMPLE_S:g} s samples",
             f"{statistics.mean(busy):.0f} / {max(busy):.0f} %" if busy else "n/a",
         ),
@@ -521,8 +558,43 @@ def table(
     )
     return (
         "\n".join([head, "", "| figure | measured |", "|---|---|", *(f"| {a} | {b} |" for a, b in rows)])
-        + "\n"
+        + "\n\n"
+        + per_minute(visits, start)
     )
+
+
+def per_minute(visits: list[Visit], start: float) -> str:
+    """What the class saw, minute by minute from the first arrival: sessions open at the minute's end,
+    protocol moves answered / sent with their p50 / p95, Chromium moves redrawn / made with theirs.
+    A move belongs to the minute it was made in."""
+    moves = [m for v in visits for m in v.moves]
+    if not moves:
+        return "No moves were made.\n"
+    last = int((max(m.at for m in moves) - start) // 60)
+    lines = [
+        "| minute | sessions open | protocol moves answered / sent | p50 / p95"
+        " | Chromium moves redrawn / made | p50 / p95 |",
+        "|---|---|---|---|---|---|",
+    ]
+    ms = {"unit": "ms", "scale": 1000, "digits": 0}
+    for minute in range(last + 1):
+        end = start + 60 * (minute + 1)
+        inside = [m for m in moves if start + 60 * minute <= m.at < end]
+        proto = [m for m in inside if not m.browser]
+        pages = [m for m in inside if m.browser]
+        open_ = sum(1 for v in visits if v.opened_at is not None and v.opened_at < end)
+
+        def p50_p95(values):
+            q = _quantiles(values)
+            return _fmt(q[:2], **ms) if q else "n/a"
+
+        lines.append(
+            f"| {minute + 1} | {open_} | {sum(m.seconds is not None for m in proto)} / {len(proto)}"
+            f" | {p50_p95(m.seconds for m in proto)}"
+            f" | {sum(m.seconds is not None for m in pages)} / {len(pages)}"
+            f" | {p50_p95(m.seconds for m in pages)} |"
+        )
+    return "\n".join(lines) + "\n"
 
 
 def _client_cpu() -> float:
@@ -537,8 +609,26 @@ def _client_cpu() -> float:
 
 def _pool_size(make_args: list[str]) -> int:
     """The preheated pool that `make run` will keep: POOL_SIZE=N among the make arguments, else 1."""
-    sizes = [int(item.split("=", 1)[1]) for item in make_args if item.startswith("POOL_SIZE=")]
+    sizes = [int(item.split("=", 1)[1]) for item in make_args if item.startswith("POOL_SIZE=") and item[10:]]
     return max([1, *sizes])
+
+
+def server_args(sessions: int, make_args: list[str]) -> list[str]:
+    """make run's arguments for a class of `sessions`: as docs/classroom.md serves one (a preheated
+    kernel each, no refill during the class), a kernel cap with room for every session and the pool;
+    what `make_args` sets itself is kept."""
+    named = {item.split("=", 1)[0] for item in make_args}
+    added = []
+    if "POOL_SIZE" not in named:
+        added.append(f"POOL_SIZE={sessions}")
+        if "FILL_DELAY" not in named:
+            added.append("FILL_DELAY=3600")
+    if "MAX_KERNELS" not in named:
+        added.append(f"MAX_KERNELS={sessions + _pool_size(make_args + added)}")
+    return make_args + added
+
+
+READY = re.compile(r"The dashboard is ready for (\d+) visitors?")
 
 
 def main(argv=None) -> int:
@@ -565,10 +655,10 @@ def main(argv=None) -> int:
     if args.deadline is None:
         args.deadline = args.arrive + args.duration + args.open_timeout + 60
     env = dict(item.split("=", 1) for item in args.env)
-    if not any(item.startswith("MAX_KERNELS=") for item in args.make):
-        pool = _pool_size(args.make)
-        args.make.append(f"MAX_KERNELS={args.sessions + pool}")  # every session and the preheated pool
+    if not args.url:
+        args.make = server_args(args.sessions, args.make)
 
+    launched = time.monotonic()
     server = None if args.url else Server(env=env, args=args.make, log=ROOT / ".cache" / "load-server.log")
     stopped = threading.Event()
 
@@ -582,16 +672,32 @@ def main(argv=None) -> int:
     threading.Thread(target=watchdog, name="load-watchdog", daemon=True).start()
     sampler = Sampler(server)
     sampler.watch_env = tuple(env)
+    ready = None
     try:
         if server is not None:
             log(f"starting make run on {server.url}")
-            server.wait_ready()
-            # A class starts once the preheated pool is full (POOL_SIZE, voila.json's 1 by default).
-            pool = _pool_size(args.make)
-            deadline = time.monotonic() + 120 + 30 * pool
-            while time.monotonic() < deadline and not (len(server.kernels()) >= pool and server.pool_ready()):
-                time.sleep(1)
-            log(f"preheated kernels ready ({len(server.kernels())} kernels)")
+            # A class starts when make run says the preheated pool is ready (serving/kernels.py);
+            # Voila's own "filled" line is timed too (its log has no timestamps: polled from the start).
+            deadline = time.monotonic() + 180 + 30 * _pool_size(args.make)
+            filled = None
+            while time.monotonic() < deadline and not READY.search(text := server.log_text()):
+                if server.process.poll() is not None:
+                    raise SystemExit(f"make run exited:\n{server.log_tail()}")
+                if filled is None and "is filled with" in text:
+                    filled = time.monotonic() - launched
+                time.sleep(0.2)
+            seconds = time.monotonic() - launched
+            log(f"ready line after {seconds:.0f} s ({len(server.kernels())} kernels)")
+            sampler.sample()
+            rows = sampler.samples[-1]["rows"]
+            ready = {
+                "seconds": seconds,
+                "filled_s": filled,
+                "pss": sum(r["pss"] for r in rows),
+                "rss": sum(r["rss"] for r in rows),
+                "kernels": sum(r["kind"] == "kernel" for r in rows),
+                "machine_used": sampler.machine_used[-1],
+            }
         url = args.url or server.url
         sampler.sample()
         sampler.start()
@@ -607,7 +713,7 @@ def main(argv=None) -> int:
             log("stopping the server and its kernels")
             server.stop()
         stopped.set()
-    text = table(args, visits, sampler, env, wall, client_cpu, start, all_open)
+    text = table(args, visits, sampler, env, wall, client_cpu, start, all_open, ready)
     print(text)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text)

@@ -30,6 +30,7 @@ import pytest
 from harness.chromium import CHROMIUM, CHROMIUM_ARGS
 from harness.pages import settled
 from harness.server import Server
+from tests.test_ready import READY
 from widgets.model import Model
 
 pytestmark = pytest.mark.browser
@@ -84,14 +85,14 @@ def test_every_page_of_a_class_arriving_at_once_draws_its_own_run(tmp_path):
         async with async_playwright() as playwright:
             return await asyncio.gather(*(student(playwright, url, models[i], i) for i in range(STUDENTS)))
 
-    # A kernel per student, the preheated one and its refill. The class arrives at a server that is
-    # up: its preheated kernel has compiled the engine into JAX's cache (a fresh clone has none, and
-    # seven kernels compiling it at once on two cores kept pages from answering for minutes).
+    # A kernel per student, the preheated one and its refill. The class arrives when make run says
+    # the preheated kernel is ready: it has compiled the engine into JAX's cache (a fresh clone has
+    # none, and seven kernels compiling it at once on two cores kept pages from answering for minutes).
     log = tmp_path / "voila.log"
     with Server(args=[f"MAX_KERNELS={STUDENTS + 2}"], log=log) as server:
         deadline = time.monotonic() + 300
-        while not server.pool_ready() and time.monotonic() < deadline:
-            time.sleep(1)
+        while not READY.search(server.log_text()) and time.monotonic() < deadline:
+            time.sleep(0.5)
         found = asyncio.run(visit(server.url))
     lost = log.read_text(errors="replace").count("Timeout waiting for IOPub output")
     assert lost == 0, f"Voila rendered {lost} cells before their outputs arrived"
