@@ -745,6 +745,44 @@ def test_a_chart_opened_late_gets_the_run_the_kernel_last_computed():
             assert state["plot_layout"][axis]["range"] == figure.get(f"{axis}.range"), name
 
 
+def _assert_figures_are_built_anew(explorer):
+    """Every chart holds what building it now from the current result gives: no trace left hidden,
+    or drawn, by the other model's last picture."""
+    for name, figure in explorer.figures.items():
+        rebuilt = CHARTS[name].build(explorer.result, explorer.settings.loss, explorer.step)
+        for i, (sent, built) in enumerate(zip(figure.figure().data, rebuilt.data, strict=True)):
+            assert sent.visible == built.visible, (name, i)
+            for key in ("x", "y"):
+                want = np.asarray(built[key] if built[key] is not None else [], dtype=np.float64)
+                got = np.asarray(sent[key] if sent[key] is not None else [], dtype=np.float64)
+                np.testing.assert_array_equal(got, want, err_msg=f"{name}[{i}].{key}")
+
+
+def test_switching_the_model_there_and_back_draws_each_chart_as_if_built_now():
+    explorer = Explorer(background=False)
+    view = explorer.show("trajectory", "landscape", "divergence")
+    assert "plane" not in explorer.drawn and explorer._parts["plane"].layout.display == "none"
+    explorer.inputs["model"].value = "w,b"
+    assert explorer.drawn == ["trajectory", "loss", "plane", "sum_vs_mean", "divergence"]
+    assert (
+        explorer._parts["landscape"].layout.display == "none"
+        and explorer._parts["plane"].layout.display is None
+    )
+    assert explorer.figures["landscape"].alt == "" and explorer.figures["plane"].alt.startswith(
+        "Loss landscape over"
+    )
+    _assert_figures_are_built_anew(explorer)
+    _assert_matches_core(explorer)
+    explorer.inputs["model"].value = "w"
+    assert (
+        explorer._parts["landscape"].layout.display is None
+        and explorer._parts["plane"].layout.display == "none"
+    )
+    _assert_figures_are_built_anew(explorer)
+    _assert_matches_core(explorer)
+    assert view is not None
+
+
 # The carry grown up: the chosen optimizer and schedule, overlaid on plain SGD.
 OVERLAY = 4  # the trajectory's trace of the overlaid run (the step marker stays last)
 

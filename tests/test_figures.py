@@ -48,7 +48,10 @@ def sent(explorer):
     """{figure name: [state sent, ...]} for the next events; the explorer back at the defaults."""
     explorer.apply(DEFAULTS)
     # The charts of the defaults' model, the lesson's w: the w, b model's contour chart is hidden.
-    figures = {**{name: explorer.figures[name] for name in explorer.drawn}, "stability": explorer.stability.figure}
+    figures = {
+        **{name: explorer.figures[name] for name in explorer.drawn},
+        "stability": explorer.stability.figure,
+    }
     comms = {name: Recorder() for name in figures}
     for name, figure in figures.items():
         figure.comm = comms[name]

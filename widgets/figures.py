@@ -449,13 +449,19 @@ class Landscape(Chart):
         if not result.landscape_w.size:  # a result of the w, b model, drawn by `Plane`
             return [_NONE] * (len(self.styles) - 1)
         paths = {loss: self._path(result, loss) for loss in LOSSES}
+        # Every trace says whether it is visible: after the w, b model hid them (_NONE), a field
+        # left out would stay as that model left it.
         return [
-            {"x": result.landscape_w, "y": plottable(result.landscape_loss)},
+            {"x": result.landscape_w, "y": plottable(result.landscape_loss), "visible": True},
             *(
                 {"x": w, "y": v, "visible": shown(view, loss), "mode": line_mode(result.settings.N)}
                 for loss, (w, v) in paths.items()
             ),
-            {"x": [result.w_star] if np.isfinite(result.w_star) else [], "y": [result.w_star_loss]},
+            {
+                "x": [result.w_star] if np.isfinite(result.w_star) else [],
+                "y": [result.w_star_loss],
+                "visible": True,
+            },
         ]
 
     def marker(self, result, view, step):
@@ -577,13 +583,13 @@ class Plane(Chart):
             w, b = self._path(result, result.optimized[first_shown(view)])
             overlay = {"x": w, "y": b, "visible": True, "name": f"path, {run_name(s)}"}
         return [
-            {"x": contours.w, "y": contours.b, "customdata": contours.levels},
+            {"x": contours.w, "y": contours.b, "customdata": contours.levels, "visible": True},
             *(
                 {"x": w, "y": b, "visible": shown(view, loss), "mode": line_mode(s.N)}
                 for loss, (w, b) in paths.items()
             ),
             overlay,
-            {"x": [result.w_star], "y": [result.b_star]},
+            {"x": [result.w_star], "y": [result.b_star], "visible": True},
         ]
 
     def marker(self, result, view, step):

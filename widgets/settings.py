@@ -117,9 +117,11 @@ PRESETS = {
             lr=0.28, N=15, B=4, loss="sum", w0=0.0, true_w=1.0, noise=0.0, kind="ones", schedule="exponential"
         ),
     ),
-    # x centred at 3 makes the valley of the loss over (w, b) long and narrow (its curvatures ~1:60).
-    # SGD's lr, 0.9 of its critical lr, is set by the steep walls: it zig-zags across them and
-    # crawls along the floor. Heavy-ball momentum (dotted) adds up the steps along the floor.
+    # x centred at 3 makes the valley of the loss over (w, b) long and narrow (its walls 107 times
+    # steeper than its floor), and the start is far along the floor. SGD's lr, 0.9 of its critical
+    # lr, is set by the walls: it zig-zags across them and crawls along the floor (2.0 from (w*, b*)
+    # after 60 steps, from 5.9). Heavy-ball momentum (dotted) adds up the steps along the floor:
+    # 0.06 by step 30.
     "narrow-valley": (
         "A narrow valley",
         Settings(
@@ -127,15 +129,15 @@ PRESETS = {
             N=60,
             B=16,
             loss="sum",
-            w0=-2.0,
+            w0=-1.0,
             true_w=2.0,
             noise=0.3,
             kind="gaussian",
             seed=0,
             optimizer="momentum",
-            momentum=0.9,
+            momentum=0.8,
             model="w,b",
-            b0=4.0,
+            b0=6.0,
             true_b=1.0,
             x_mean=3.0,
         ),

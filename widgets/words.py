@@ -53,7 +53,7 @@ def _distance(r: Result, h, k: int) -> str:
 
 def _optimum(r: Result) -> str:
     if pytree(r.settings):
-        return f"(w*, b*) = ({r.w_star:.6g}, {r.b_star:.6g})"
+        return f"w* = {r.w_star:.6g}, b* = {r.b_star:.6g}"
     return f"w* = {r.w_star:.6g}"
 
 
