@@ -346,6 +346,9 @@ def _map_traces(explorer):
 def _expected_map(settings):
     x, y = batches_for(settings._replace(N=RANGES["N"][1], B=RANGES["B"][1]))
     padded = core.HistoryEngine(RANGES["N"][1], RANGES["B"][1]).pad(x, y)
+    if settings.model == "w,b":
+        params0 = {"w": settings.w0, "b": settings.b0}
+        return core.pytree_stability_map(padded, MAP_LRS, MAP_BATCH_SIZES, params0=params0, n=settings.N)
     return core.stability_map(padded, MAP_LRS, MAP_BATCH_SIZES, w0=settings.w0, n=settings.N)
 
 
@@ -370,6 +373,49 @@ def _assert_map_shows(explorer, settings):
             marker.x1 - marker.x0, np.log10(MAP_LRS[1] / MAP_LRS[0]), rtol=1e-9
         )  # a cell
         assert (marker.xref, marker.yref) == (outcome.xaxis or "x", outcome.yaxis or "y")
+
+
+def test_the_w_b_models_map_shows_what_core_computes(explorer):
+    settings = PRESETS["narrow-valley"][1]._replace(map="B", N=80)
+    explorer.apply(settings)
+    explorer.stability.wait()
+    _assert_map_shows(explorer, settings)
+    assert "(w0, b0) = (-1, 6)" in explorer.stability.figure.get("title.text")
+    assert explorer.stability.key.value.startswith("Colour: log10 |(w, b)_N − (w*, b*)|")
+    explorer.apply(DEFAULTS)
+    explorer.stability.wait()
+    assert explorer.stability.key.value.startswith("Colour: log10 |w_N − w*|")
+
+
+def test_no_control_of_the_w_b_model_recompiles(explorer, count_compiles):
+    # The w, b model's run and map compile on their first use (the dashboard's
+    # Explorer.from_environment compiles both before a visitor arrives); then nothing does.
+    for optimizer, schedule in zip(core.OPTIMIZERS * 2, core.SCHEDULES, strict=False):
+        explorer.apply(DEFAULTS._replace(model="w,b", optimizer=optimizer, schedule=schedule))
+    explorer.stability.wait()
+    rng = np.random.default_rng(7)
+    with count_compiles() as compiles:
+        for _ in range(20):
+            explorer.apply(
+                DEFAULTS._replace(
+                    model="w,b",
+                    lr=float(10 ** rng.uniform(-4, 0)),
+                    N=int(rng.integers(1, 1001)),
+                    B=int(rng.integers(1, 513)),
+                    loss=str(rng.choice(["sum", "mean", "both"])),
+                    w0=float(rng.uniform(-10, 10)),
+                    b0=float(rng.uniform(-10, 10)),
+                    true_b=float(rng.uniform(-5, 5)),
+                    x_mean=float(rng.uniform(-5, 5)),
+                    kind=str(rng.choice(["gaussian", "ones"])),
+                    optimizer=str(rng.choice(core.OPTIMIZERS)),
+                    momentum=float(rng.uniform(0, 0.99)),
+                    schedule=str(rng.choice(core.SCHEDULES)),
+                )
+            )
+            explorer.stability.wait()
+    assert compiles == []
+    explorer.apply(DEFAULTS)
 
 
 def test_stability_map_shows_what_core_computes(explorer):

@@ -29,6 +29,13 @@ from widgets.settings import DEFAULTS, PRESETS, RANGES, Settings, from_query, sa
         ("momentum=-0.5", "momentum", 0.0),
         ("momentum=x", "momentum", DEFAULTS.momentum),
         ("schedule=linear", "schedule", DEFAULTS.schedule),
+        ("model=w%2Cb%2Cc", "model", DEFAULTS.model),
+        ("model=b", "model", DEFAULTS.model),
+        ("b0=nan", "b0", DEFAULTS.b0),
+        ("b0=-1e6", "b0", RANGES["b0"][0]),
+        ("true_b=6", "true_b", RANGES["true_b"][1]),
+        ("x_mean=inf", "x_mean", RANGES["x_mean"][1]),
+        ("x_mean=three", "x_mean", DEFAULTS.x_mean),
     ],
 )
 def test_bad_url_values_get_a_valid_value_and_a_notice(query, field, expected):
@@ -90,3 +97,12 @@ def test_presets_are_valid_settings():
     for _, settings in PRESETS.values():
         assert isinstance(settings, Settings)
         assert sanitize(settings._asdict()) == (settings, [])
+
+
+def test_a_w_b_link_round_trips_and_the_w_model_keeps_its_links():
+    settings = PRESETS["narrow-valley"][1]
+    query = to_query(settings)
+    assert "model=w,b" in query and "x_mean=3" in query and "b0=6" in query
+    assert from_query(query) == (settings, [])
+    # A link of the lesson's w names none of the w, b model's fields: yesterday's links still read.
+    assert "model" not in to_query(DEFAULTS) and from_query("lr=0.1&N=5&B=2&loss=sum")[0].model == "w"

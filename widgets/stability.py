@@ -31,7 +31,7 @@ import plotly.graph_objects as go
 from widgets.batch import or_unbatched
 from widgets.chart import COLORS, base_layout, plottable
 from widgets.model import LOSSES, MAP_BATCH_SIZES, MAP_LRS, MAP_MOMENTA, Model
-from widgets.settings import Settings
+from widgets.settings import Settings, pytree
 from widgets.surface import send
 
 # Cells are placed at (log10 lr, log2 B) or (log10 lr, momentum) on linear axes, labelled in lr and
@@ -125,6 +125,20 @@ def _axes(loss: str, rows: Rows) -> dict:
     }
 
 
+def _start(settings: Settings) -> str:
+    """Where every cell's run starts: "w0 = 1.5", or "(w0, b0) = (1.5, 4)" under the w, b model."""
+    if pytree(settings):
+        return f"(w0, b0) = ({settings.w0:.4g}, {settings.b0:.4g})"
+    return f"w0 = {settings.w0:.4g}"
+
+
+def _error(settings: Settings, final: str = "_N") -> str:
+    """What the colour is: "log10 |w_N − w*|", or the distance in (w, b) under the w, b model."""
+    if pytree(settings):
+        return f"log10 |(w, b){final} − (w*, b*)|"
+    return f"log10 |w{final} − w*|"
+
+
 class StabilityChart:
     """One figure, two panels (sum, mean), TRACES_PER_LOSS traces each, and the current setting's
     box around its cell on each panel, a layout shape (`marker`); `rows` says what its rows are."""
@@ -138,14 +152,14 @@ class StabilityChart:
         # characters (a slider value: -9.5); a w0 typed with many more digits may run past it.
         if self.rows.name == "momentum":
             return (
-                f"Stability map: lr × momentum at B = {settings.B}<br><sup>N = {settings.N} steps from w0 = "
-                f"{settings.w0:.4g}; striped orange: diverged<br>colour: log10 |w_N − w*|; dashed: the "
+                f"Stability map: lr × momentum at B = {settings.B}<br><sup>N = {settings.N} steps from "
+                f"{_start(settings)}; striped orange: diverged<br>colour: {_error(settings)}; dashed: the "
                 "critical lr of theory<br>white box: the current setting; click a cell to go there</sup>"
             )
         return (
-            f"Stability map: outcome after N = {settings.N} steps<br><sup>where each (lr, B) ends from w0 = "
-            f"{settings.w0:.4g}; striped orange: diverged<br>colour: log10 |w_N − w*|; dashed: the critical "
-            "lr of theory<br>white box: the current setting; click a cell to go there</sup>"
+            f"Stability map: outcome after N = {settings.N} steps<br><sup>where each (lr, B) ends from "
+            f"{_start(settings)}; striped orange: diverged<br>colour: {_error(settings)}; dashed: the "
+            "critical lr of theory<br>white box: the current setting; click a cell to go there</sup>"
         )
 
     def layout(self, settings: Settings) -> dict:
@@ -170,7 +184,7 @@ class StabilityChart:
                 # Below the panels, across the middle: on the right it would take 136 px of every
                 # window's width from the two panels, which a 390 px phone cannot spare.
                 "colorbar": {
-                    "title": {"text": "log10 |w − w*|", "side": "bottom"},
+                    "title": {"text": _error(settings, ""), "side": "bottom"},
                     "orientation": "h",
                     "x": 0.5,
                     "xanchor": "center",
@@ -312,7 +326,11 @@ class StabilityChart:
         send(figure, [], [], {"shapes": self.marker(settings)})
 
     def layout_update(self, settings: Settings) -> dict:
-        return {"title.text": self.layout(settings)["title"]["text"], "shapes": self.marker(settings)}
+        return {
+            "title.text": self.title(settings),
+            "coloraxis.colorbar.title.text": _error(settings, ""),
+            "shapes": self.marker(settings),
+        }
 
 
 CHART = StabilityChart(_B_ROWS)
@@ -326,6 +344,13 @@ KEY = (
     "which the error stops shrinking: right of the dashed line, theory says a run diverges."
 )
 """What the map's colour and dashed line mean, in words, under it."""
+PYTREE_KEY = (
+    "Colour: log10 |(w, b)_N − (w*, b*)|, how far the params end from the least-squares (w*, b*) "
+    "after N steps: −6 is on it, 0 one unit away, 3 a thousand away. The critical lr of theory is the "
+    "largest lr the valley's steepest direction allows: right of the dashed line, theory says a run "
+    "diverges."
+)
+"""KEY under the w, b model."""
 
 
 class StabilityPanel:
@@ -357,7 +382,7 @@ class StabilityPanel:
         # The title's symbols in words, under the map (a title does not wrap, and a phone has room
         # for no more of it). Styled as a caption, but it never changes: not one of the captions
         # that follow each move.
-        self.key = ipw.HTML(KEY)
+        self.key = ipw.HTML(PYTREE_KEY if pytree(settings) else KEY)
         self.key.add_class("scanlab-key")
         self.widget = ipw.VBox(
             [*([control] if control is not None else []), self.status, self.figure, self.key]
@@ -373,10 +398,9 @@ class StabilityPanel:
     def _which(settings: Settings) -> str:
         if settings.map == "momentum":
             return (
-                f"Stability map, lr × momentum at B = {settings.B}, for N = {settings.N}, "
-                f"w0 = {settings.w0:.4g}"
+                f"Stability map, lr × momentum at B = {settings.B}, for N = {settings.N}, {_start(settings)}"
             )
-        return f"Stability map for N = {settings.N}, w0 = {settings.w0:.4g}"
+        return f"Stability map for N = {settings.N}, {_start(settings)}"
 
     def _ready_text(self, settings: Settings) -> str:
         return f"{self._which(settings)}: up to date."
@@ -385,6 +409,7 @@ class StabilityPanel:
         """Move the marker; recompute the map (in the background) when what it shows changed."""
         key = Model.map_key(settings)
         now = time.monotonic()
+        self.key.value = PYTREE_KEY if pytree(settings) else KEY  # sent when the model changes only
         with self._lock:
             self._settings = settings
             changed = key != self._wanted
@@ -466,7 +491,7 @@ class StabilityPanel:
         at = f" at B = {settings.B}, heavy-ball momentum" if rows.name == "momentum" else ""
         return (
             f"{self._which(settings)}: for {len(lrs)} learning rates from {lrs[0]:.2g} to {lrs[-1]:.2g} "
-            f"and {len(values)} values of {rows.name} from {shown}{at}, the colour is log10 |w − w*| "
+            f"and {len(values)} values of {rows.name} from {shown}{at}, the colour is {_error(settings, '')} "
             "after N steps, sum loss on the left and mean loss on the right; the orange cells, striped "
             f"by thin gaps between rows, diverged ({counts} of {len(lrs) * len(values)} each). "
             f"The dashed line is the critical lr, the box the current lr and {rows.name}."
