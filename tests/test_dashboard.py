@@ -308,7 +308,46 @@ def dashboard(browser, dashboard_url):
 
 def _expected_weights(settings):
     x, y = batches_for(settings)
+    if settings.model == "w,b":  # the trajectory's first line is w's
+        params = {"w": settings.w0, "b": settings.b0}
+        return core.pytree_history(params, settings.lr, x, y).params["w"].astype(np.float64)
     return core.training_history(settings.w0, settings.lr, x, y).weights.astype(np.float64)
+
+
+PLANE = "Loss landscape: the steps on L(w, b)"  # the w, b model's chart, in the landscape's place
+
+
+def test_the_w_b_model_draws_the_carry_on_the_contours_of_the_loss(dashboard):
+    page = dashboard.page
+    assert not dashboard.slider("b0").is_visible() and not dashboard.slider("x mean").is_visible()
+    page.get_by_role("button", name="w, b", exact=True).click()
+    settings = DEFAULTS._replace(model="w,b")
+    expected = _expected_weights(settings)
+    dashboard.wait_for_trajectory(lambda now: np.allclose(now, expected, rtol=1e-6), "showed the w, b run")
+    assert dashboard.slider("b0").is_visible() and dashboard.slider("x mean").is_visible()
+    x, y = batches_for(settings)
+    run = core.pytree_history({"w": 0.0, "b": 0.0}, settings.lr, x, y)
+    page.wait_for_function(
+        f"() => scanlabChart({PLANE!r}) && scanlabChart({PLANE!r}).calcdata", timeout=20_000
+    )
+    drawn = page.evaluate(
+        """(title) => {
+            const gd = scanlabChart(title), nan = (v) => (typeof v === 'number' ? v : NaN);
+            const visible = gd.getBoundingClientRect().width > 0;
+            return {visible, contours: gd.calcdata[0].filter(p => typeof p.x === 'number').length,
+                    w: gd.calcdata[1].map(p => nan(p.x)), b: gd.calcdata[1].map(p => nan(p.y)),
+                    lines: gd.querySelectorAll('.scatterlayer .trace path.js-line').length};
+        }""",
+        PLANE,
+    )
+    assert drawn["visible"] and drawn["contours"] > 100 and drawn["lines"] >= 2
+    np.testing.assert_allclose(drawn["w"], run.params["w"], rtol=1e-6)
+    np.testing.assert_allclose(drawn["b"], run.params["b"], rtol=1e-6)
+    assert not page.locator(
+        ".js-plotly-plot", has_text="Loss landscape: the steps drawn on L(w)"
+    ).is_visible()
+    status = page.inner_text(".scanlab-status")
+    assert "final {w: " in status and "distance to (w*, b*)" in status
 
 
 # The font size of the page's markdown cells (every one has the same).

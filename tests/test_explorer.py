@@ -815,7 +815,7 @@ def test_switching_the_model_there_and_back_draws_each_chart_as_if_built_now():
         and explorer._parts["plane"].layout.display is None
     )
     assert explorer.figures["landscape"].alt == "" and explorer.figures["plane"].alt.startswith(
-        "Loss landscape over"
+        "Loss landscape: the steps on L(w, b)"
     )
     _assert_figures_are_built_anew(explorer)
     _assert_matches_core(explorer)

@@ -157,7 +157,7 @@ class Trajectory(WeightChart):
         "best</sup>"
     )
     pytree_title = (
-        'Trajectory: the carry {"w", "b"} after each step<br><sup>w solid, b dash-dot; w* and b* '
+        'Trajectory: the carry {"w", "b"} per step<br><sup>w solid, b dash-dot; w* and b* '
         "(dashed, dotted): the best fit</sup>"
     )
 
@@ -493,8 +493,8 @@ class Plane(Chart):
     steps_across = False
     own_ranges = True  # the frame of widgets.model.Plane
     title = (
-        "Loss landscape over (w, b): the steps drawn on its contours<br><sup>each ellipse one level "
-        "of L(w, b), the average loss; ★ (w*, b*) at its bottom</sup>"
+        "Loss landscape: the steps on L(w, b)<br><sup>ellipses: levels of the average loss; ★ (w*, b*) "
+        "at the bottom</sup>"
     )
     styles = [
         {
@@ -677,8 +677,8 @@ class Divergence(Chart):
         # The step matrix I − c·lr·H_k, H_k = [[S_k, X_k], [X_k, B]], stretches the error (e_w, e_b)
         # by |1 − c·lr·λ| along each eigenvector of H_k: the larger of the two is what can diverge.
         "w,b": (
-            "Per-step factor: the larger |1 − c·lr·λ_k|<br><sup>λ_k: the eigenvalues of [[S_k, X_k], "
-            "[X_k, B]]; each step stretches the error (e_w, e_b) by at most this</sup>",
+            "Per-step factor: largest |1 − c·lr·λ_k|<br><sup>λ_k: the curvatures of batch k's loss over "
+            "(w, b)</sup>",
             "largest |1 − c·lr·λ_k|",
         ),
     }
