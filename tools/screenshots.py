@@ -4,7 +4,7 @@ Starts `make run` on a free port (harness.server.Server), opens each view in Deb
 size, waits until every chart has drawn and the page is still, and writes docs/<name>.png: what a
 visitor sees on the first screen, not the whole page.
 
-  python -m tools.screenshots            all three
+  python -m tools.screenshots            all of them
   python -m tools.screenshots phone      one of them (names: VIEWS)
 """
 
@@ -21,13 +21,14 @@ from harness.server import Server
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# name -> (the page's query, the window's width and height, a phone's touch and scaling)
+# name -> (the page's query, the window's width and height, a phone's touch and scaling, and the
+# title a chart's starts with to take that chart alone, None for the first screen)
 VIEWS = {
-    "screenshot": ("", (1440, 900), False),
-    "screenshot-projector": ("?view=projector", (1024, 768), False),
-    "screenshot-phone": ("", (390, 844), True),
-    "screenshot-diverging": ("?preset=diverging", (1440, 900), False),
-    "screenshot-valley": ("?preset=narrow-valley", (1440, 900), False),
+    "screenshot": ("", (1440, 900), False, None),
+    "screenshot-projector": ("?view=projector", (1024, 768), False, None),
+    "screenshot-phone": ("", (390, 844), True, None),
+    "screenshot-diverging": ("?preset=diverging", (1440, 900), False, None),
+    "screenshot-valley": ("?preset=narrow-valley", (1440, 900), False, "Loss landscape: the steps on L(w, b)"),
 }
 
 # Every chart drawn (the five line charts and the map), and no chart waiting for its box's width.
@@ -39,7 +40,7 @@ _DRAWN = """() => {
 
 def take(browser, url: str, name: str) -> Path:
     """docs/<name>.png of the view VIEWS[name] at `url` (the server's root)."""
-    query, (width, height), phone = VIEWS[name]
+    query, (width, height), phone, chart = VIEWS[name]
     context = browser.new_context(
         viewport={"width": width, "height": height}, is_mobile=phone, has_touch=phone, device_scale_factor=1
     )
@@ -51,7 +52,10 @@ def take(browser, url: str, name: str) -> Path:
         page.wait_for_load_state("networkidle")
         page.wait_for_timeout(2000)
         path = ROOT / "docs" / f"{name}.png"
-        page.screenshot(path=str(path))
+        if chart is None:
+            page.screenshot(path=str(path))
+        else:  # below the first screen: the chart alone, scrolled to
+            page.locator(".js-plotly-plot", has_text=chart).first.screenshot(path=str(path))
         return path
     finally:
         context.close()
