@@ -54,8 +54,8 @@ def answer(path: Path, text: str) -> None:
 
 
 def function_cell(path: Path) -> str:
-    notebook = json.loads(path.read_text())
-    return next("".join(c["source"]) for c in notebook["cells"] if "def scan_training_step" in "".join(c["source"]))
+    sources = ["".join(c["source"]) for c in json.loads(path.read_text())["cells"]]
+    return next(source for source in sources if "def scan_training_step" in source)
 
 
 def test_the_first_start_copies_the_exercise_to_the_volume_and_links_it(tmp_path):
@@ -82,7 +82,7 @@ def test_answers_survive_a_restart_and_an_image_upgrade(tmp_path):
 
     # Culled, then started from a newer image: its exercise.ipynb differs, the student's is kept.
     image_home(home)
-    answer(home / "exercise.ipynb", "def scan_training_step(w, lr, x, y):\n    return None  # the new image\n")
+    answer(home / "exercise.ipynb", "def scan_training_step(w, lr, x, y):\n    return 0  # the new image\n")
     done = start(home, sys.executable, "-c", "print(open('exercise.ipynb').read())", saved=saved)
     assert done.returncode == 0, done.stderr
     assert "# mine" in done.stdout and "the new image" not in done.stdout
@@ -123,7 +123,8 @@ def _server(home: Path, saved: Path):
 
 def _contents(url: str, method: str = "GET", body: dict | None = None) -> dict:
     data = json.dumps(body).encode() if body is not None else None
-    request = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": "application/json"})
+    headers = {"Content-Type": "application/json"}
+    request = urllib.request.Request(url, data=data, method=method, headers=headers)
     with urllib.request.urlopen(request, timeout=60) as response:
         return json.loads(response.read())
 
