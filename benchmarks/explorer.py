@@ -68,12 +68,27 @@ def main(argv=None):
         ("B", [int(v) for v in np.linspace(400, 512, 60)]),
         ("loss", ["sum", "mean", "both"] * 20),
     ]
-    results = {"explorer_s": explorer_s, "N": 1000, "B": 512, "callback_ms": {}}
+    results = {"explorer_s": explorer_s, "N": 1000, "B": 512, "callback_ms": {}, "pytree_callback_ms": {}}
     print("callback at N=1000, B=512: median / p95")
     for control, values in cases:
         median, p95 = _moves(explorer, control, values)
         print(f"  {control:>5}: {median:6.1f} / {p95:6.1f} ms")
         results["callback_ms"][control] = {"median": median, "p95": p95, "moves": len(values)}
+    # The same moves under the w, b model (issue 33: at most 1.25x the w model's), on the narrow
+    # valley's data (x centred at 3), its contours and the pytree runs redrawn at every move.
+    explorer.apply(widgets.DEFAULTS._replace(N=1000, B=512, lr=1e-4, model="w,b", x_mean=3.0, true_b=1.0))
+    explorer.stability.wait()
+    print("the same under model=w,b (x_mean=3): median / p95, and the median against the w model's")
+    for control, values in cases:
+        median, p95 = _moves(explorer, control, values)
+        ratio = median / results["callback_ms"][control]["median"]
+        print(f"  {control:>5}: {median:6.1f} / {p95:6.1f} ms  ({ratio:.2f}x)")
+        results["pytree_callback_ms"][control] = {
+            "median": median,
+            "p95": p95,
+            "moves": len(values),
+            "ratio": ratio,
+        }
     print("stability map (64 lr x 32 B) after a move of w0, recomputed in the background: median / p95")
     for n in (200, 1000):
         explorer.apply(widgets.DEFAULTS._replace(N=n, B=512, lr=1e-3))

@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # The targets the table is read against (docs/performance.md).
 CALLBACK_MS = 5.0  # kernel-side callback, median, at N=1000, B=512
+PYTREE_RATIO = 1.25  # the same move under model=w,b, over the w model's, in the same run (issue 33)
 SETTLED_RATIO = 1.5  # a move to settled line charts, over a bare widget echo (median and p95)
 MAP_RATIO = 3.0  # an N or w0 move until the stability map is current too
 FIRST_CHART_S = 2.0
@@ -144,6 +145,14 @@ def table(info: dict, results: dict, codes: dict) -> str:
             f"{data['median']:.1f} ms ({data['p95']:.1f})",
             f"median <= {CALLBACK_MS:g} ms",
             verdict(data["median"], CALLBACK_MS),
+            "benchmarks.explorer",
+        )
+    for control, data in (dig(explorer, "pytree_callback_ms") or {}).items():
+        add(
+            f"callback under model=w,b, a move of {control}: median (p95), against the w model's",
+            f"{data['median']:.1f} ms ({data['p95']:.1f}), {data['ratio']:.2f}x",
+            f"<= {PYTREE_RATIO:g}x",
+            verdict(data["ratio"], PYTREE_RATIO),
             "benchmarks.explorer",
         )
     if explorer is None:

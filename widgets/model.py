@@ -191,6 +191,7 @@ class Model:
         self._momentum_map = None  # (key, core.MomentumMap): the last lr x momentum map computed
         self._frame = None  # [low, high]: the landscape's last frame of w
         self._plane_frame = None  # [[w low, w high], [b low, b high]]: the contour chart's last frame
+        self._picture = None  # (key, Plane): the plane's last picture, kept while its key holds
         # The map is computed on a worker thread (widgets.stability) while the explorer computes
         # results on the main one: the caches they share are changed under these locks.
         self._full_lock = threading.Lock()
@@ -417,6 +418,11 @@ class Model:
             margin = max(0.1 * (high - low), 0.5)
             frame.append(kept_range(kept, [low - margin, high + margin]))
         self._plane_frame = frame
+        # The picture depends on the data and the frame alone: an lr or w0 move on a kept frame
+        # reuses it (and sends no contour, the same arrays being the same to widgets.surface).
+        key = (self.theory_key(s), s.N, s.B, centre, *map(tuple, frame))
+        if self._picture is not None and self._picture[0] == key:
+            return self._picture[1]
         corners = np.array(np.meshgrid(*frame)).reshape(2, -1)
         floor = float(core.average_loss(centre[0], moments, b=centre[1]))
         top = float(np.max(core.average_loss(corners[0], moments, b=corners[1]))) - floor
@@ -424,4 +430,6 @@ class Model:
         reach = 2.0 * max(frame[0][1] - frame[0][0], frame[1][1] - frame[1][0])
         contours = loss_contours(moments, centre, excess, reach=reach)
         levels = contours._replace(levels=contours.levels + floor)
-        return Plane(frame[0], frame[1], levels, floor, valley_ratio(moments))
+        plane = Plane(frame[0], frame[1], levels, floor, valley_ratio(moments))
+        self._picture = (key, plane)
+        return plane
