@@ -53,6 +53,8 @@ def _deferred(name: str):
 optax = _deferred("optax")
 
 OPTIMIZERS = ("sgd", "momentum", "nesterov", "adam")
+MOMENTUM_OPTIMIZERS = ("momentum", "nesterov")
+"""The OPTIMIZERS whose update reads `momentum` (heavy ball and Nesterov)."""
 """The optimizers by name, for `optimizer_history` and `core.train_linear`: see `make_optimizer`."""
 
 MOMENTUM = 0.9
@@ -74,7 +76,7 @@ def make_optimizer(optimizer: str, lr, momentum=MOMENTUM) -> optax.GradientTrans
     with Optax's defaults b1=0.9, b2=0.999, eps=1e-8. `momentum` is used by the two that have one."""
     if optimizer == "sgd":
         return optax.sgd(lr)
-    if optimizer in ("momentum", "nesterov"):
+    if optimizer in MOMENTUM_OPTIMIZERS:
         return optax.sgd(lr, momentum=momentum, nesterov=optimizer == "nesterov")
     check_optimizer(optimizer)
     return _with_standard_promotion(optax.adam(lr))

@@ -39,7 +39,7 @@ from widgets.chart import (
     with_paths,
 )
 from widgets.model import LOSSES, Result, overlaid
-from widgets.settings import pytree
+from widgets.settings import MOMENTUM_OPTIMIZERS, pytree
 
 # w per step for each loss, and w* as a dashed line: the trajectory and sum-vs-mean charts.
 _WEIGHTS_AND_OPTIMUM = [
@@ -234,7 +234,7 @@ class Trajectory(WeightChart):
 
 def run_name(s) -> str:
     """The overlaid run in words: "adam", "momentum 0.9", "sgd, cosine schedule"."""
-    name = f"{s.optimizer} {s.momentum:g}" if s.optimizer in ("momentum", "nesterov") else s.optimizer
+    name = f"{s.optimizer} {s.momentum:g}" if s.optimizer in MOMENTUM_OPTIMIZERS else s.optimizer
     return name if s.schedule == "constant" else f"{name}, {s.schedule} schedule"
 
 

@@ -13,6 +13,7 @@ from typing import NamedTuple
 from urllib.parse import parse_qs, urlencode, urlsplit, urlunsplit
 
 from core import OPTIMIZERS, SCHEDULES
+from core.optimizers import MOMENTUM_OPTIMIZERS
 
 
 class Settings(NamedTuple):
@@ -69,8 +70,6 @@ CHOICES = {
     "model": ("w", "w,b"),
 }
 INTEGERS = ("N", "B", "seed")
-MOMENTUM_OPTIMIZERS = ("momentum", "nesterov")
-"""The optimizers whose update reads `momentum` (core.make_optimizer: heavy ball and Nesterov)."""
 
 
 PYTREE_FIELDS = ("b0", "true_b", "x_mean")
