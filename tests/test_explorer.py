@@ -271,8 +271,19 @@ def test_widget_protocol_values_are_validated(explorer):
     explorer.inputs["lr"].value = float("nan")
     assert explorer.settings.lr == DEFAULTS.lr and explorer.inputs["lr"].value == DEFAULTS.lr
     assert "lr" in explorer.notice.value
+    # And under the controls, where it was typed: the words above the trajectory may be far away.
+    assert explorer.control_notice.value == explorer.notice.value
+    assert explorer.control_notice in explorer.controls.children
     explorer.inputs["w0"].value = float("inf")  # the slider clamps this one itself
     assert explorer.settings.w0 == RANGES["w0"][1] == explorer.inputs["w0"].value
+    assert explorer.control_notice.value == explorer.notice.value == ""  # the next move clears both
+
+
+def test_a_links_notice_stays_in_the_words_above_the_trajectory(monkeypatch):
+    monkeypatch.setenv("QUERY_STRING", "lr=abc")
+    explorer = Explorer.from_environment()
+    assert "lr=&#x27;abc&#x27; is not a number" in explorer.notice.value
+    assert explorer.control_notice.value == ""
 
 
 def test_visitors_cannot_move_the_bounds(explorer):

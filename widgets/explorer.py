@@ -106,6 +106,11 @@ class Explorer:
         self.status = ipw.HTML()
         self.notice = ipw.HTML()
         self.words = words(self.notice, self.status, self._on_projector)
+        # A control's notice again under the controls, where the value was typed: the words above
+        # the trajectory may be scrolled far out of view by then. A link's notices are the words'.
+        self.control_notice = ipw.HTML(layout={"display": "none"})
+        self.control_notice.add_class("scanlab-notice")
+        self.control_notice.add_class("scanlab-control-notice")
         # The export bar's widgets by the names the explorer has always had.
         self.exports = bar = ExportBar(view=presentation != DEFAULT_PRESENTATION)
         self.share, self.script_button = bar.share, bar.script_button
@@ -216,7 +221,7 @@ class Explorer:
             self.inputs,
             presets=[*self.presets.values(), self.defaults_button],
             playback=self.playback.widgets,
-            texts=[self.step_info],
+            texts=[self.step_info, self.control_notice],
             share=self.exports.row,
             below=self.exports.below,
             notes={"momentum": self.momentum_note},
@@ -334,7 +339,7 @@ class Explorer:
         self._render(settings.loss)
         # The words before the map: its "Computing…" flushes the batch, and the status sentence
         # must reach the page in the same message as the charts it describes.
-        self._show_texts(notices)
+        self._show_texts(notices, from_controls=True)
         self.stability.follow(settings)
 
     @batched
@@ -346,7 +351,7 @@ class Explorer:
             return self._on_input()  # more than the view changed
         self.result = self.result._replace(settings=settings)
         self._render(settings.loss)
-        self._show_texts(notices)
+        self._show_texts(notices, from_controls=True)
 
     @batched
     def _on_step(self, change) -> None:
@@ -420,10 +425,12 @@ class Explorer:
 
     # Words ------------------------------------------------------------------------------------
 
-    def _show_texts(self, notices) -> None:
+    def _show_texts(self, notices, from_controls: bool = False) -> None:
         self.step_info.value = step_html(self.result, self.step)
         self.share.value = self._share_link()
         self.notice.value = notices_html(notices)
+        self.control_notice.value = text = notices_html(notices) if from_controls else ""
+        self.control_notice.layout.display = None if text else "none"  # no empty row in the panel
         # momentum is disabled, with its reason under it, while it changes nothing on the page.
         used = momentum_used(self.settings)
         self.inputs["momentum"].disabled = not used
