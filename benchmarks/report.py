@@ -31,6 +31,8 @@ PYTREE_RATIO = 1.25  # the same move under model=w,b, over the w model's, in the
 SETTLED_RATIO = 1.5  # a move to settled line charts, over a bare widget echo (median and p95)
 MAP_RATIO = 3.0  # an N or w0 move until the stability map is current too
 FIRST_CHART_S = 2.0
+DRAG_RATE = 0.5  # a drag: the trajectory's redraws per second over the echo label's (issue 35)
+DRAG_LATE_MS = 100.0  # and settled within this of the echo after the mouse goes up
 ALL_CHARTS_S = 2.5  # every chart of the first screen
 # The controls benchmarks.browser times after lr (which also times the first visits), each against
 # the echo in the same run. N and w0 recompute the stability map, and `map` switches it (no line
@@ -291,6 +293,24 @@ def table(info: dict, results: dict, codes: dict) -> str:
     else:
         add("dashboard kernel RSS", missing("memory"), f"<= {KERNEL_RSS_MB:g} MB", "", "benchmarks.memory")
 
+    drag = results.get("drag")
+    for control, data in (dig(drag, "controls") or {}).items():
+        add(
+            f"a {drag['seconds']:g} s drag of {control}: trajectory redraws/s against the echo's label",
+            f"{data['explorer']['rate']:.1f} / {data['echo']['rate']:.1f} ({data['rate_ratio']:.2f}x)",
+            f">= {DRAG_RATE:g}x",
+            verdict(-data["rate_ratio"], -DRAG_RATE),
+            "benchmarks.drag",
+        )
+        add(
+            f"a drag of {control}: settled after the mouse went up, against the echo",
+            f"{data['explorer']['settle']:.0f} ms / {data['echo']['settle']:.0f} ms "
+            f"({data['settle_late_ms']:+.0f} ms)",
+            f"<= +{DRAG_LATE_MS:g} ms",
+            verdict(data["settle_late_ms"], DRAG_LATE_MS),
+            "benchmarks.drag",
+        )
+
     # The other figures.
     engine = results.get("engine")
     if engine is None:
@@ -360,7 +380,7 @@ def main(argv=None) -> int:
     env = dict(os.environ)
     env.setdefault("JAX_PLATFORMS", "cpu")
     info = {"date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), **machine()}
-    names = ["engine", "explorer", "naive"] + (["browser", "memory"] if args.browser else [])
+    names = ["engine", "explorer", "naive"] + (["browser", "memory", "drag"] if args.browser else [])
     results, codes = {}, {}
     with tempfile.TemporaryDirectory(prefix="scanlab-bench-") as temporary:
         folder = args.json_dir or Path(temporary)
