@@ -6,6 +6,11 @@ learning rates of its last DATA_KEPT (N, B). Moving lr or w0 reruns only the com
 closed forms over the cached moments; so does moving N or B back to a recent value.
 `Model.stability` computes the stability map (on the panel's worker thread) from the same padded
 data: lr x B, or lr x momentum at the current B.
+
+Under the w, b model (`Settings.model`) the runs are `core.pytree_histories`' (read as `Run`s), the
+theory has an intercept, and the result holds the plane's picture: the frame around the runs and
+the loss's contours in it, kept while the data and the frame hold. x_mean and true_b shift the same
+draws (no new draw); under the lesson's w they are ignored.
 """
 
 from __future__ import annotations
@@ -181,7 +186,7 @@ class Model:
         max_n, max_b = RANGES["N"][1], RANGES["B"][1]
         self.engine = core.HistoryEngine(max_steps=max_n, max_batch=max_b)
         self.engine.warm_up()
-        self._full = None  # _Full: the data of the current seed, kind, true_w and noise
+        self._full = None  # _Full: the data of the current data_key (seed, kind, true_w, noise, ...)
         self._draws = None  # ((seed, kind), core.Draws) of _full: x_mean and true_b need no new draw
         # (N, B) -> _Data: what each recent corner of one data set adds, the latest last; that data
         # set's data_key. One data set's only: another's would keep its arrays.
