@@ -17,9 +17,11 @@ import sys
 import urllib.request
 from pathlib import Path
 
+import pytest
 import yaml
 
 from harness.server import free_port, stop_group, wait_until_answers
+from tests.test_lab import ACCUMULATED, JUPYTER, run_all
 
 ROOT = Path(__file__).resolve().parent.parent
 KEEP = ROOT / "serving" / "keep_exercise.sh"
@@ -165,3 +167,50 @@ def test_the_hub_mounts_the_volume_under_the_home_and_tells_start_where():
     assert singleuser["defaultUrl"] == "/voila/render/app.ipynb", "the dashboard stays the landing page"
     assert os.access(KEEP, os.X_OK) and KEEP.read_text().startswith("#!/bin/bash\n")
     assert subprocess.run(["bash", "-n", str(KEEP)]).returncode == 0
+
+
+@pytest.mark.browser
+def test_the_checker_runs_in_the_hubs_exercise_and_the_save_lands_on_the_volume(browser, tmp_path):
+    # The hub as a student meets it: JupyterLab started through `start`, the kernel in the home
+    # (the repository's core/ and widgets/ beside the notebook, as in the image), exercise.ipynb the
+    # link to the volume's copy. Its checks run; Ctrl-S writes the volume's copy.
+    home = image_home(tmp_path / "home")
+    for name in ("core", "widgets", "data"):
+        (home / name).symlink_to(ROOT / name)
+    saved = home / "work"
+    port = free_port()
+    env = {**os.environ, "HOME": str(home), "SCANLAB_SAVED_DIR": str(saved), "JAX_PLATFORMS": "cpu"}
+    env.pop("PYTHONPATH", None)
+    env["JUPYTER_RUNTIME_DIR"] = str(home / ".local" / "runtime")
+    process = subprocess.Popen(
+        [str(home / "start"), str(JUPYTER), "lab", "--no-browser", f"--port={port}",
+         "--ServerApp.ip=127.0.0.1", f"--ServerApp.root_dir={home}", "--IdentityProvider.token=",
+         "--ServerApp.password=", "--LabApp.expose_app_in_browser=True", "--allow-root"],
+        cwd=home, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        wait_until_answers(url + "api", process, 120, "JupyterLab")
+        context = browser.new_context(viewport={"width": 1440, "height": 900})
+        page = context.new_page()
+        page.goto(url + "lab/tree/exercise.ipynb", timeout=60_000)
+        page.wait_for_function("() => window.jupyterapp && jupyterapp.shell.currentWidget", timeout=90_000)
+        page.locator(".jp-Notebook .jp-Cell").first.wait_for(timeout=90_000)
+        page.wait_for_function(
+            "() => jupyterapp.shell.currentWidget.sessionContext.session?.kernel?.status === 'idle'",
+            timeout=120_000,
+        )
+        page.evaluate(
+            """source => jupyterapp.shell.currentWidget.content.widgets
+                .find(cell => cell.model.sharedModel.getSource().includes('def scan_training_step'))
+                .model.sharedModel.setSource(source)""",
+            ACCUMULATED + "# kept on the volume\n",
+        )
+        run_all(page, {"Not yet: accumulated_gradients": 1})
+        page.evaluate("() => jupyterapp.commands.execute('docmanager:save')")
+        page.wait_for_function("() => !jupyterapp.shell.currentWidget.context.model.dirty", timeout=30_000)
+        context.close()
+    finally:
+        stop_group(process)
+    assert (home / "exercise.ipynb").is_symlink()
+    assert "# kept on the volume" in function_cell(saved / "exercise.ipynb")
