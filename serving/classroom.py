@@ -150,7 +150,9 @@ def main(argv: list[str] | None = None) -> int:
         (folder / LINKS).write_text("\n".join(links) + "\n")
         (folder / LINKS).chmod(0o600)
         started = time.monotonic()
-        waiting = {i: f"http://127.0.0.1:{args.port + i + 1}/api" for i in range(len(servers))}
+        # Asked where they listen: a server bound to one address does not answer on 127.0.0.1.
+        probe = "127.0.0.1" if args.host in ("0.0.0.0", "::", "") else shown
+        waiting = {i: f"http://{probe}:{args.port + i + 1}/api" for i in range(len(servers))}
         while waiting:
             for i, url in list(waiting.items()):
                 if servers[i].poll() is not None:
