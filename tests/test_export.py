@@ -15,6 +15,7 @@ from widgets import Explorer
 from widgets.chart import MARGIN
 from widgets.explorer import WIDE
 from widgets.export import CSV_HEADER, PYTREE_CSV_HEADER, charts_html, run_csv
+from widgets.figures import run_name
 from widgets.projector import PROJECTOR
 from widgets.settings import (
     DEFAULTS,
@@ -54,7 +55,7 @@ def test_the_csv_of_the_w_b_model_holds_both_params_of_every_step(explorer):
     rows = list(csv.DictReader(io.StringIO(run_csv(result))))
     assert ",".join(rows[0]) == PYTREE_CSV_HEADER
     n = result.settings.N
-    for run, runs in (("sgd", result.histories), ("momentum 0.9", result.optimized)):
+    for run, runs in (("sgd", result.histories), (run_name(result.settings), result.optimized)):
         for mode in ("sum", "mean"):
             mine = [row for row in rows if row["run"] == run and row["loss_mode"] == mode]
             h = runs[mode]

@@ -10,7 +10,7 @@ import pytest
 from traitlets import TraitError
 
 import core
-from widgets import Explorer
+from widgets import PRESETS, Explorer
 from widgets.chart import COLORS, TRACE_TYPES
 from widgets.hood import (
     BATCH_SIZES,
@@ -263,14 +263,19 @@ def test_a_busy_server_runs_no_more_measurements_than_its_slots(hood, tmp_path):
 
 
 def _every_chart(hood) -> list:
-    """Every chart of the dashboard (go.Figure): the explorer's six and the panels' six."""
+    """Every chart of the dashboard (go.Figure): the explorer's six of the lesson's w, its contour
+    chart of the w, b model (drawn from a w, b run), and the panels' six."""
     explorer = Explorer(background=False)
-    figures = [*explorer.figures.values(), explorer.stability.figure]
+    figures = [explorer.figures[name].figure() for name in explorer.drawn] + [
+        explorer.stability.figure.figure()
+    ]
+    explorer.apply(PRESETS["narrow-valley"][1])
+    figures.append(explorer.figures["plane"].figure())
     for name in ("invariants", "loops", "optax"):
         panel = hood.open(name)
-        figures += [value for value in vars(panel).values() if isinstance(value, Surface)]
-    assert len(figures) == 6 + 6
-    return [surface.figure() for surface in figures]
+        figures += [value.figure() for value in vars(panel).values() if isinstance(value, Surface)]
+    assert len(figures) == 6 + 1 + 6
+    return figures
 
 
 def test_every_chart_has_its_trace_types_defaults_from_plotly_white(hood):

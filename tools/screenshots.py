@@ -28,7 +28,7 @@ VIEWS = {
     "screenshot-projector": ("?view=projector", (1024, 768), False, None),
     "screenshot-phone": ("", (390, 844), True, None),
     "screenshot-diverging": ("?preset=diverging", (1440, 900), False, None),
-    "screenshot-valley": ("?preset=narrow-valley", (1440, 900), False, "Loss landscape: the steps on L(w, b)"),
+    "screenshot-valley": ("?preset=narrow-valley", (1440, 900), False, "Loss landscape: the steps on L(w"),
 }
 
 # Every chart drawn (the five line charts and the map), and no chart waiting for its box's width.
