@@ -44,9 +44,10 @@ def violations(page) -> list:
     return [tuple(v) for v in found]
 
 
-@pytest.mark.parametrize("query", ["", "?view=projector"])
+@pytest.mark.parametrize("query", ["", "?view=projector", "?preset=narrow-valley"])
 def test_axe_finds_nothing(browser, dashboard_url, query):
-    page = Dashboard(browser, dashboard_url + query, viewport=(1440, 900) if not query else (1024, 768))
+    projector = "view=projector" in query
+    page = Dashboard(browser, dashboard_url + query, viewport=(1024, 768) if projector else (1440, 900))
     assert violations(page.page) == []
     assert page.errors == [], page.errors
     page.close()
