@@ -1,6 +1,6 @@
 """Timings of core's compiled engine. Prints figures; asserts nothing (timings are not tests).
 
-JAX_PLATFORMS=cpu .venv/bin/python -m benchmarks.engine [--json PATH]
+JAX_PLATFORMS=cpu .venv/bin/python -m benchmarks.engine [--json PATH] [--pytree]
 """
 
 import argparse
@@ -26,10 +26,48 @@ def _median_ms(call, repeats=30):
     return stats["median"], stats["p95"]
 
 
+def _collected(start):
+    """A call that starts a run and waits for its host arrays, as the explorer does."""
+    return lambda: start()()
+
+
+def pytree_moves(engine, repeats=30) -> list:
+    """A move of the explorer's "w, b" model (`pytree_histories`, both losses) against the same
+    move of the "w" model (`HistoryEngine.start` then collect, both losses) and against
+    `optimizer_histories` (plain SGD), at the explorer's sizes: [{N, B, name: (median, p95)}]."""
+    rows = []
+    print(
+        f"{'N':>5} {'B':>5}  median / p95 ms: pytree_histories   engine.start+collect   optimizer_histories"
+    )
+    for n, b in [(100, 16), (1000, 512)]:
+        x, y = core.make_batches(n, b, seed=0, noise=0.3, x_mean=2.0, true_b=1.0)
+        batches = engine.pad(x, y)
+        lr = 0.5 * core.critical_lr(x, intercept=True)
+        calls = {
+            "pytree_histories": partial(core.pytree_histories, {"w": 0.0, "b": 0.0}, lr, batches),
+            "engine_start_collect": _collected(partial(engine.start, 0.0, lr, batches)),
+            "optimizer_histories": partial(core.optimizer_histories, 0.0, lr, batches),
+        }
+        times = {name: _median_ms(call, repeats) for name, call in calls.items()}
+        cells = "   ".join(f"{median:8.2f} / {p95:6.2f}" for median, p95 in times.values())
+        ratio = times["pytree_histories"][0] / times["engine_start_collect"][0]
+        print(f"{n:>5} {b:>5}  {cells}   (w, b) / w: {ratio:.2f}x")
+        rows.append({"N": n, "B": b} | {name: {"median": t[0], "p95": t[1]} for name, t in times.items()})
+    return rows
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--pytree", action="store_true", help="only the pytree moves (pytree_moves)")
     args = parser.parse_args(argv)
+    if args.pytree:
+        engine = core.HistoryEngine()
+        engine.warm_up()
+        results = {"pytree_moves": pytree_moves(engine)}
+        if args.json:
+            args.json.write_text(json.dumps(results, indent=1) + "\n")
+        return
     with counting() as compile_seconds:
         engine = core.HistoryEngine()
         start = time.perf_counter()
@@ -76,6 +114,7 @@ def main(argv=None):
     corner = _median_ms(lambda: engine.corner(batches, 700, 300).w_star.block_until_ready())
     print(f"engine.corner (a move of N or B) at 1000 x 512: {corner[0]:.2f} / {corner[1]:.2f} ms")
     results["corner_ms_1000x512"] = {"median": corner[0], "p95": corner[1]}
+    results["pytree_moves"] = pytree_moves(engine)
     if args.json:
         args.json.write_text(json.dumps(results, indent=1) + "\n")
 

@@ -7,6 +7,11 @@ is Optax's, as in `core.optimizers` (optax.sgd's is -lr * g, so plain SGD is
 padding-proof the same way (`core.training._rounded`), so a run on a `HistoryEngine` corner gives
 the unpadded run's params bit for bit, and one compilation per optimizer serves every N, B, loss,
 lr, params, momentum and schedule that fit the padded arrays.
+
+Like the engine's kernel (`core.training._history_kernel`), one compiled call runs both losses,
+and its work follows (N, B), not the padded arrays' shape: a move of the explorer's "w, b" model
+at N=1000, B=512 went from about 18 ms (two calls over every padded row and column) to about 2.5
+ms, against about 1.8 ms for the "w" model (`benchmarks/engine.py --pytree`).
 """
 
 from __future__ import annotations
@@ -31,11 +36,15 @@ from core._checks import (
     data_dtype,
     reject_traced,
 )
-from core.optimizers import MOMENTUM, _check_schedule, _optimizer_scan, check_optimizer
+from core.optimizers import MOMENTUM, _check_schedule, check_optimizer, make_optimizer
 from core.training import (
+    _CHUNK,
+    DIVERGENCE_RATIO,
     PaddedBatches,
     _batch_size,
     _divergence_step,
+    _mean_of,
+    _pad_to_power_of_two,
     _pairwise_sum,
     _rounded,
     _wide,
@@ -86,27 +95,6 @@ def _batch_loss_and_grads(params, x, y, b):
 _ALIKE = 1e-5
 
 
-@jax.jit
-def _least_squares(x_batches, y_batches, n, b):
-    """(w*, b*) of the first n rows and b columns, shape (2,), in at least float32; NaN when every
-    x is alike. Centred in two passes: with a large mean(x), sum(x*x) - sum(x)**2/M would lose
-    most of var(x) to cancellation."""
-    wide = _wide(x_batches.dtype)
-    rows, columns = (lax.iota(jnp.int32, size) for size in x_batches.shape)
-    valid = (rows < n)[:, None] & (columns < b)[None, :]
-    x, y = x_batches.astype(wide), y_batches.astype(wide)
-
-    def total(values):
-        return _pairwise_sum(_pairwise_sum(_rounded(values, valid)))
-
-    count = (n * b).astype(wide)
-    mean_x, mean_y = total(x) / count, total(y) / count
-    dx, dy = x - mean_x, y - mean_y
-    var, cov = total(dx * dx), total(dx * dy)
-    w_star = jnp.where(var > _ALIKE * total(x * x), cov / var, jnp.nan)
-    return jnp.stack([w_star, mean_y - w_star * mean_x])
-
-
 def _divergence(params0, after, star, n):
     """diverged_at's step (-1 for none): the 1-D rule of `_divergence_step` on the Euclidean
     distance from (w*, b*), or from the start where (w*, b*) is undefined."""
@@ -118,41 +106,188 @@ def _divergence(params0, after, star, n):
     return _divergence_step(jnp.hypot(*(start - reference)), distance, jnp.zeros((), wide), n)
 
 
+def _chunked(step, carry, xs, n, outputs):
+    """lax.scan of step(carry, (i, *row)) -> (carry, outputs) over the rows of `xs` (each (rows,
+    ...)), but only as far as row n: chunks of _CHUNK rows, each a lax.scan, inside a while loop
+    that stops after row n (the work follows n, not the arrays' shape). Each chunk's outputs are
+    written into zero records of `outputs`' shapes and dtypes (a pytree of ShapeDtypeStructs, one
+    row's), rows rounded up to _CHUNK; rows past n keep zeros. Returns (carry, records)."""
+    rows = -(-xs[0].shape[0] // _CHUNK) * _CHUNK
+    xs = [jnp.pad(a, [(0, rows - a.shape[0])] + [(0, 0)] * (a.ndim - 1)) for a in xs]
+    records = jax.tree.map(lambda o: jnp.zeros((rows, *o.shape), o.dtype), outputs)
+
+    def chunk(state):
+        start, carry, records = state
+        inputs = [start + lax.iota(jnp.int32, _CHUNK)]
+        inputs += [lax.dynamic_slice_in_dim(a, start, _CHUNK) for a in xs]
+        carry, out = lax.scan(step, carry, inputs)
+        records = jax.tree.map(lambda r, o: lax.dynamic_update_slice_in_dim(r, o, start, 0), records, out)
+        return start + _CHUNK, carry, records
+
+    _, carry, records = lax.while_loop(lambda state: state[0] < n, chunk, (jnp.int32(0), carry, records))
+    return carry, records
+
+
+def _switch_widths(x_batches, b, n, at_width, skip):
+    """A row's step that reads only the first power-of-two columns that cover b, as
+    `core.training._history_kernel`'s: at_width(width) is the step at one width, `skip` the step
+    of a row past n. All widths are compiled together; one runs per row."""
+    widths = [1 << k for k in range(_pad_to_power_of_two(x_batches[0]).shape[-1].bit_length())]
+    width_index = jnp.sum((jnp.asarray(widths, dtype=jnp.int32) < b).astype(jnp.int32))
+    branches = [skip] + [at_width(width) for width in widths]
+
+    def step(carry, inputs):
+        i, *row = inputs
+        return lax.switch(jnp.where(i < n, 1 + width_index, 0), branches, carry, *row)
+
+    return step
+
+
+def _zeros_like_outputs(step, carry, row):
+    """step's per-row outputs as zeros: what a skipped row returns."""
+    shapes = jax.eval_shape(step, carry, *row)[1]
+    return jax.tree.map(lambda o: jnp.zeros(o.shape, o.dtype), shapes)
+
+
+def _row_sums(x_batches, y_batches, n, b, sums):
+    """sums(x, y, valid) -> (k,) for each row i < n, reading only the power-of-two columns that
+    cover b (`valid` masks the rest): (rows, k), zero past n."""
+
+    def at_width(width):
+        def step(carry, x, y):
+            x, y = x[:width], y[:width]
+            return carry, sums(x, y, lax.iota(jnp.int32, x.shape[-1]) < b)
+
+        return step
+
+    shape = jax.eval_shape(sums, x_batches[0], y_batches[0], jnp.ones(x_batches.shape[1], bool))
+    skip = lambda carry, x, y: (carry, jnp.zeros(shape.shape, shape.dtype))  # noqa: E731
+    step = _switch_widths(x_batches, b, n, at_width, skip)
+    return _chunked(step, None, [x_batches, y_batches], n, shape)[1]
+
+
+def _least_squares(x_batches, y_batches, n, b):
+    """(w*, b*) of the first n rows and b columns, shape (2,), in at least float32; NaN when every
+    x is alike. Centred in two passes: with a large mean(x), sum(x*x) - sum(x)**2/M would lose
+    most of var(x) to cancellation. Each pass reads only the first n rows and the power-of-two
+    columns that cover b: pairwise sums per row, then over the rows (zero rows and columns drop
+    out of a pairwise sum exactly, so the padding changes no bit)."""
+    wide = _wide(x_batches.dtype)
+
+    def total(rows):
+        return _pairwise_sum(rows.T)
+
+    def first(x, y, valid):
+        x, y = x.astype(wide), y.astype(wide)
+        return jnp.stack([_pairwise_sum(_rounded(v, valid)) for v in (x, y, x * x)])
+
+    count = (n * b).astype(wide)
+    mean_x, mean_y, square = total(_row_sums(x_batches, y_batches, n, b, first))
+    mean_x, mean_y = mean_x / count, mean_y / count
+
+    def centred(x, y, valid):
+        dx, dy = x.astype(wide) - mean_x, y.astype(wide) - mean_y
+        return jnp.stack([_pairwise_sum(_rounded(v, valid)) for v in (dx * dx, dx * dy)])
+
+    var, cov = total(_row_sums(x_batches, y_batches, n, b, centred))
+    w_star = jnp.where(var > _ALIKE * square, cov / var, jnp.nan)
+    return jnp.stack([w_star, mean_y - w_star * mean_x])
+
+
+# A run that stays this close to its start (Euclidean distance in (w, b)) cannot be past the
+# divergence limit, DIVERGENCE_RATIO * max(1, d0) from (w*, b*), d0 = |start - (w*, b*)|: it is at
+# most d0 + _NEAR from there, below the limit whatever d0 (a tenth of DIVERGENCE_RATIO to spare).
+_NEAR = 0.9 * DIVERGENCE_RATIO
+
+
 @functools.partial(jax.jit, static_argnames="optimizer")
-def _pytree_kernel(
-    params0, lr, lrs, scheduled, momentum, x_batches, y_batches, mean, n, b, star, *, optimizer
-):
-    """`core.optimizers._optimizer_kernel` for the params dict: the scan with (params, opt_state)
-    as its carry on the first n rows and b columns, everything traced but `optimizer`."""
-    after, losses, grads, states = _optimizer_scan(
-        _batch_loss_and_grads,
-        params0,
-        lr,
-        lrs,
-        scheduled,
-        momentum,
-        x_batches,
-        y_batches,
-        mean,
+def _histories_kernel(params0, lr, lrs, scheduled, momentum, x_batches, y_batches, n, b, *, optimizer):
+    """Both losses' runs of y = w*x + b on the first n rows and b columns, one compiled call.
+
+    The two carries (sum loss first, then mean) advance in one loop, so each batch row is read
+    once, and the work follows (n, b), not the arrays' shape, as `_history_kernel`'s: chunks of
+    rows in a while loop that stops after row n (`_chunked`), each step reading the power-of-two
+    columns that cover b (`_switch_widths`). Each loss's arithmetic is `pytree_history`'s alone
+    (per-example values through selects, pairwise sums, Optax's update through a select: see
+    `_rounded`), so padding changes no bit; the two losses are two calls, not a vmap over the pair,
+    which let the compiler round a few gradients differently. (w*, b*), which only places the
+    divergence limit, is computed (`_least_squares`) only when a run went _NEAR from its start.
+
+    Everything is traced but `optimizer`: one compilation per optimizer and array shape. Returns
+    params {key: (rows+1, 2)}, losses (rows, 2), grads {key: (rows, 2)}, states (rows, 2, ...)
+    and diverged (2,), rows past n zero (rows: the arrays' rows rounded up to _CHUNK)."""
+    means = jnp.array([False, True])
+    state0 = make_optimizer(optimizer, lr, momentum).init(params0)
+    pair = jax.tree.map(lambda leaf: jnp.stack([leaf, leaf]), (params0, state0))
+
+    def step_at(width):
+        def step(carry, x, y, lr_k):
+            x, y = x[:width], y[:width]
+            rate = jnp.where(scheduled, lr_k, lr)
+
+            def one(params, state, mean):
+                loss, grad = _batch_loss_and_grads(params, x, y, b)
+                loss = jnp.where(mean, _mean_of(loss, b), loss)
+                grad = jax.tree.map(lambda g: jnp.where(mean, _mean_of(g, b), g), grad)
+                updates, new_state = make_optimizer(optimizer, rate, momentum).update(grad, state, params)
+                # optax.apply_updates, each addition unfusable: see _rounded.
+                new_params = jax.tree.map(lambda p, u: p + _rounded(u, b > 0), params, updates)
+                return (new_params, new_state), loss, grad
+
+            runs = [one(*jax.tree.map(lambda leaf, j=j: leaf[j], carry), means[j]) for j in range(2)]
+            new, loss, grad = jax.tree.map(lambda *leaves: jnp.stack(leaves), *runs)
+            # One (5, 2) record a step, not five: each record written is a copy in the loop.
+            record = jnp.stack([new[0]["w"], new[0]["b"], loss, grad["w"], grad["b"]])
+            return new, (record, new[1])
+
+        return step
+
+    zeros = _zeros_like_outputs(step_at(1), pair, (x_batches[0], y_batches[0], lrs[0]))
+    skip = lambda carry, x, y, lr_k: (carry, zeros)  # noqa: E731
+    _, (records, states) = _chunked(
+        _switch_widths(x_batches, b, n, step_at, skip),
+        pair,
+        [x_batches, y_batches, lrs],
         n,
-        b,
-        optimizer,
+        jax.eval_shape(lambda: zeros),
     )
-    params = jax.tree.map(lambda p0, p: jnp.concatenate([p0[None], p]), params0, after)
-    return params, losses, grads, states, _divergence(params0, after, star, n)
+    after = {"w": records[:, 0], "b": records[:, 1]}
+    losses, grads = records[:, 2], {"w": records[:, 3], "b": records[:, 4]}
+    wide = _wide(x_batches.dtype)
+    start = [params0[key].astype(wide) for key in PARAMS]
+    away = jnp.hypot(*(after[key].astype(wide) - start[i] for i, key in enumerate(PARAMS)))
+    live = (lax.iota(jnp.int32, away.shape[0]) < n)[:, None]
+    far = jnp.any(live & ~(away < _NEAR))  # NaN counts as far
+    star = lax.cond(
+        far,
+        lambda: _least_squares(x_batches, y_batches, n, b),
+        lambda: jnp.full(2, jnp.nan, wide),  # the limit is then taken from the start: not reached
+    )
+    params = jax.tree.map(lambda p0, p: jnp.concatenate([jnp.stack([p0, p0])[None], p]), params0, after)
+    diverged = jnp.stack(
+        [_divergence(params0, jax.tree.map(lambda p, j=j: p[:, j], after), star, n) for j in range(2)]
+    )
+    return params, losses, grads, states, diverged
 
 
-def _history(outputs, n: int) -> PytreeHistory:
-    """The kernel's outputs as a PytreeHistory of NumPy arrays, cut to the first n steps."""
+def _history(outputs, n: int, j: int) -> PytreeHistory:
+    """Loss j's run (0 sum, 1 mean) of the kernel's outputs as a PytreeHistory of NumPy arrays,
+    cut to the first n steps."""
     params, losses, grads, states, diverged = outputs
-    k = int(diverged)
+    k = int(diverged[j])
     return PytreeHistory(
-        {key: np.asarray(params[key])[: n + 1].copy() for key in PARAMS},
-        np.asarray(losses)[:n].copy(),
-        {key: np.asarray(grads[key])[:n].copy() for key in PARAMS},
+        {key: params[key][: n + 1, j].copy() for key in PARAMS},
+        losses[:n, j].copy(),
+        {key: grads[key][:n, j].copy() for key in PARAMS},
         None if k < 0 else k,
-        jax.tree.map(lambda leaf: np.asarray(leaf)[:n].copy(), states),
+        jax.tree.map(lambda leaf: leaf[:n, j].copy(), states),
     )
+
+
+def _histories(outputs, n: int) -> dict:
+    """{"sum", "mean"} PytreeHistory from the kernel's outputs, each array brought over once."""
+    outputs = jax.tree.map(np.asarray, outputs)
+    return {loss: _history(outputs, n, j) for j, loss in enumerate(("sum", "mean"))}
 
 
 def _start(function: str, params, lr, momentum, lr_schedule, x, y):
@@ -173,11 +308,12 @@ def _start(function: str, params, lr, momentum, lr_schedule, x, y):
 
 
 def _schedule(lr_schedule, n: int, rows: int, dtype):
-    """(lrs (rows,), scheduled): the checked schedule zero-padded to the arrays' rows."""
+    """(lrs (rows,), scheduled): the checked schedule zero-padded to the arrays' rows, as NumPy
+    (the compiled call takes them as they are; a jax array each would cost 0.1 ms a move)."""
     lrs = np.zeros(rows)
     if lr_schedule is not None:
         lrs[:n] = _check_schedule(lr_schedule, n)
-    return jnp.asarray(lrs, dtype), jnp.bool_(lr_schedule is not None)
+    return np.asarray(lrs, dtype), np.bool_(lr_schedule is not None)
 
 
 def pytree_history(
@@ -211,23 +347,13 @@ def pytree_history(
     x, y = check_batches(x_batches, y_batches)
     params, lr, momentum, dtype = _start("pytree_history", params, lr, momentum, lr_schedule, x, y)
     x, y = jnp.asarray(x, dtype), jnp.asarray(y, dtype)
-    n, columns = np.int32(x.shape[0]), np.int32(x.shape[1])
+    n = np.int32(x.shape[0])
     lrs, scheduled = _schedule(lr_schedule, int(n), int(n), dtype)
-    outputs = _pytree_kernel(
-        params,
-        lr,
-        lrs,
-        scheduled,
-        jnp.asarray(momentum, dtype),
-        x,
-        y,
-        jnp.bool_(loss == "mean"),
-        n,
-        _batch_size(x),
-        _least_squares(x, y, n, columns),
-        optimizer=optimizer,
+    kernel = _histories_kernel(
+        params, lr, lrs, scheduled, np.asarray(momentum, dtype), x, y, n, _batch_size(x), optimizer=optimizer
     )
-    return _history(outputs, int(n))
+    # The padded engine's kernel at this shape: both losses run, one kept (as training_history).
+    return _histories(kernel, int(n))[loss]
 
 
 def pytree_histories(
@@ -244,8 +370,8 @@ def pytree_histories(
     Returns:
       {"sum": PytreeHistory, "mean": PytreeHistory}, each what `pytree_history` gives on the
       unpadded (n, b) batches (params and diverged_at bit for bit). One compilation per optimizer
-      serves every n, b, params, lr, momentum and schedule that fit the padded arrays; (w*, b*) is
-      computed once for both losses.
+      serves every n, b, params, lr, momentum and schedule that fit the padded arrays. Both losses
+      and (w*, b*) come from one compiled call whose work follows (n, b), not the arrays' shape.
     """
     check_optimizer(optimizer)
     check_padded(batches)
@@ -255,13 +381,10 @@ def pytree_histories(
     x, y = (a if a.dtype == dtype else a.astype(dtype) for a in (batches.x, batches.y))
     n, b = np.int32(batches.n), np.int32(batches.b)
     lrs, scheduled = _schedule(lr_schedule, batches.n, x.shape[0], dtype)
-    star = _least_squares(x, y, n, b)
-    common = (params, lr, lrs, scheduled, jnp.asarray(momentum, dtype), x, y)
-    outputs = {
-        loss: _pytree_kernel(*common, jnp.bool_(loss == "mean"), n, b, star, optimizer=optimizer)
-        for loss in ("sum", "mean")
-    }
-    return {loss: _history(out, batches.n) for loss, out in outputs.items()}
+    kernel = _histories_kernel(
+        params, lr, lrs, scheduled, np.asarray(momentum, dtype), x, y, n, b, optimizer=optimizer
+    )
+    return _histories(kernel, batches.n)
 
 
 __all__ = ["PytreeHistory", "pytree_histories", "pytree_history"]

@@ -457,3 +457,25 @@ def test_critical_lr_with_an_intercept_needs_the_sums_of_x():
         core.critical_lr(m._replace(sx=None), intercept=True)
     with pytest.raises(ValueError, match="momentum must be in"):
         core.critical_lr(X, momentum=1.0, intercept=True)
+
+
+def test_runs_that_go_far_from_their_start_still_meet_the_divergence_rule():
+    # (w*, b*) is computed only for a run that went far from its start: a stable run from 1e7 away
+    # goes far and must not count as diverged; a diverging one from nearby must, at the rule's step.
+    x, y = core.make_batches(40, 6, seed=7, x_mean=1.5, true_b=-0.5, true_w=2.0)
+    engine = core.HistoryEngine(max_steps=48, max_batch=8)
+    critical = core.critical_lr(x, intercept=True)
+    w_star, b_star = core.optimum(x, y, intercept=True)
+    for start, factor, diverges in (({"w": 1e7, "b": -1e7}, 0.5, False), ({"w": 0.0, "b": 0.0}, 1.5, True)):
+        runs = pytree_histories(start, factor * critical, engine.pad(x, y))
+        run = runs["sum"]
+        distance = np.hypot(run.params["w"].astype(np.float64) - w_star, run.params["b"] - b_star)
+        assert np.max(np.hypot(run.params["w"] - start["w"], run.params["b"] - start["b"])) > 1e6
+        limit = core.DIVERGENCE_RATIO * max(1.0, float(distance[0]))
+        beyond = ~np.isfinite(distance[1:]) | (distance[1:] > limit)
+        assert (run.diverged_at is not None) == diverges == beyond.any()
+        if diverges:
+            assert run.diverged_at == int(np.argmax(beyond))
+        alone = pytree_history(start, factor * critical, x, y)
+        assert alone.diverged_at == run.diverged_at
+        np.testing.assert_array_equal(alone.params["w"], run.params["w"])
