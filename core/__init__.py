@@ -26,7 +26,14 @@ from core.optimizers import (
     optimizer_history,
 )
 from core.pytree import PytreeHistory, pytree_histories, pytree_history
-from core.stability import MomentumMap, StabilityMap, momentum_map, pytree_stability_map, stability_map
+from core.stability import (
+    MomentumMap,
+    StabilityMap,
+    momentum_map,
+    pytree_momentum_map,
+    pytree_stability_map,
+    stability_map,
+)
 from core.strategies import (
     LR_PLACES,
     STRATEGIES,
@@ -79,6 +86,7 @@ __all__ = [
     "PytreeHistory",
     "pytree_histories",
     "pytree_history",
+    "pytree_momentum_map",
     "pytree_stability_map",
     "TRUE_PARAMS",
     "LinearFit",

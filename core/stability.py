@@ -595,3 +595,46 @@ def pytree_stability_map(batches, lrs, batch_sizes, *, params0, n=None) -> Stabi
 
     log10_error, flags = _pytree_outcomes(finals, diverged, np.asarray(star)[:, None, :])
     return StabilityMap(lrs, batch_sizes, log10_error, flags, critical)
+
+
+def pytree_momentum_map(batches, lrs, momenta, *, batch_size, params0, n=None) -> MomentumMap:
+    """`momentum_map` for the model y = w*x + b: cell (m, lr) is the heavy-ball run
+    `pytree_history(params0, lr, x[:n, :B], y[:n, :B], optimizer="momentum", momentum=m, loss=...)`,
+    for both losses, computed as `pytree_stability_map` computes its cells (the four prefix sums,
+    O(N) a cell; one compiled function per padded shape, grid size (L, M) and dtype).
+
+    Args:
+      batches, lrs, n: as for `pytree_stability_map`.
+      momenta: (M,) momenta in [0, 1).
+      batch_size: B, an integer in 1..batches.b.
+      params0: {"w": w0, "b": b0}, the start of every run.
+
+    Returns:
+      A `MomentumMap` (per-loss arrays (M, L)); log10_error and diverged as `pytree_stability_map`'s,
+      critical_lr `core.critical_lr(x[:n, :B], loss=..., momentum=m, intercept=True)` per momentum,
+      to a relative MAP_RTOL (exactly for identical batches).
+
+    Raises:
+      TypeError or ValueError naming the argument, as `momentum_map` and `pytree_stability_map`.
+    """
+    n, dtype, wide, lrs = _grid_start(batches, n, lrs)
+    momenta = _check_momenta(momenta)
+    batch_size = _check_count("batch_size", batch_size, batches.b, "", "batches.b, the examples per batch")
+    params0 = _pytree_start(params0, dtype)
+
+    x, y = np.asarray(batches.x)[:n, :batch_size], np.asarray(batches.y)[:n, :batch_size]
+    data, star, reference = _pytree_optimum(x, y)
+    finals, diverged = _pytree_momentum_kernel(
+        batches.x,
+        batches.y,
+        np.asarray(lrs, dtype=wide),
+        np.asarray(momenta, dtype=wide),
+        np.int32(batch_size),
+        params0,
+        np.int32(n),
+        np.asarray(reference, dtype=wide),
+    )
+    sum_rate = np.array([_critical_with_intercept(data, float(m), MAP_RTOL) for m in momenta])
+    critical = {"sum": sum_rate, "mean": batch_size * sum_rate}
+    log10_error, flags = _pytree_outcomes(finals, diverged, star)
+    return MomentumMap(lrs, momenta, batch_size, log10_error, flags, critical)

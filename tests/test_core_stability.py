@@ -422,3 +422,84 @@ def test_pytree_map_bad_arguments_are_named(case):
 def test_pytree_map_refuses_traced_params():
     with pytest.raises(TypeError, match=r'params0\["w"\] must be concrete'):
         jax.jit(lambda w: pytree_stability_map(BATCHES, [0.1], [1], params0={"w": w, "b": 0.0}).lrs)(0.0)
+
+
+# The model with an intercept under heavy-ball momentum: pytree_momentum_map -------------------
+
+from core.stability import MomentumMap, pytree_momentum_map  # noqa: E402
+
+MOMENTA = np.array([0.0, 0.5, 0.9])
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_pytree_momentum_map_cells_are_heavy_ball_pytree_history_runs(seed):
+    engine = core.HistoryEngine(max_steps=48, max_batch=16)
+    batches, x, y, n, batch_sizes, params0 = intercept_case(seed, engine)
+    b = int(batch_sizes[0])
+    lrs = core.critical_lr(x[:n, :b], intercept=True) * np.geomspace(1e-3, 10.0, 13)
+    result = pytree_momentum_map(batches, lrs, MOMENTA, batch_size=b, params0=params0, n=n)
+    assert isinstance(result, MomentumMap) and result.batch_size == b
+    data = (x[:n, :b], y[:n, :b])
+    star = np.array(core.optimum(*data, intercept=True))
+    verdicts, compared = [], 0
+    for loss in LOSSES:
+        assert result.log10_error[loss].shape == (MOMENTA.size, lrs.size)
+        for i, m in enumerate(MOMENTA):
+            want = core.critical_lr(data[0], loss=loss, momentum=m, intercept=True)
+            assert result.critical_lr[loss][i] == pytest.approx(want, rel=MAP_RTOL)
+            for j, lr in enumerate(lrs):
+                if abs(lr / result.critical_lr[loss][i] - 1) <= 0.3:
+                    continue
+                run = pytree_history(params0, lr, *data, loss=loss, optimizer="momentum", momentum=m)
+                assert result.diverged[loss][i, j] == (run.diverged_at is not None), (loss, m, lr)
+                verdicts.append(run.diverged_at is not None)
+                final = np.array([run.params["w"][-1], run.params["b"][-1]], np.float64)
+                distance = np.hypot(*(final - star))
+                extent = max(1.0, float(np.max(np.abs(stacked_params(run)))))
+                if run.diverged_at is None and distance > 1e-3 * extent:
+                    assert abs(result.log10_error[loss][i, j] - np.log10(distance)) < 1e-3, (loss, m, lr)
+                    compared += 1
+    assert any(verdicts) and not all(verdicts) and compared > 0.25 * len(verdicts)
+    # Momentum 0 is the lr x B map's row for that B.
+    plain = pytree_stability_map(batches, lrs, [b], params0=params0, n=n)
+    for loss in LOSSES:
+        np.testing.assert_array_equal(result.diverged[loss][0], plain.diverged[loss][0])
+        np.testing.assert_allclose(result.log10_error[loss][0], plain.log10_error[loss][0], atol=1e-6)
+
+
+def test_pytree_momentum_map_compiles_once_for_new_settings(count_compiles):
+    engine = core.HistoryEngine(max_steps=23, max_batch=5)  # a padded shape no other test uses
+    first = engine.pad(*core.make_batches(20, 5, seed=1, noise=0.2, x_mean=1.0, true_b=0.5))
+    second = engine.pad(*core.make_batches(15, 4, seed=2, noise=0.4, x_mean=-2.0))
+    with count_compiles() as events:
+        pytree_momentum_map(
+            first, np.geomspace(1e-3, 1.0, 6), MOMENTA, batch_size=5, params0={"w": 0, "b": 0}
+        )
+    assert len(events) >= 1
+    with count_compiles() as events:
+        pytree_momentum_map(
+            second,
+            np.geomspace(2e-3, 0.5, 6),
+            [0.1, 0.2, 0.95],
+            batch_size=2,
+            params0={"w": 1.0, "b": -3.0},
+            n=9,
+        )
+    assert events == []
+
+
+@pytest.mark.parametrize(
+    "changes, error, words",
+    [
+        ({"momenta": [0.5, 1.0]}, ValueError, r"momenta must lie in \[0, 1\)"),
+        ({"batch_size": 4}, ValueError, "batch_size must lie in 1..3"),
+        ({"batch_size": 2.0}, TypeError, "batch_size must be an integer"),
+        ({"params0": {"w": 0.0}}, ValueError, "params0 must have exactly the keys"),
+        ({"lrs": [-0.1]}, ValueError, "lrs must be positive"),
+    ],
+)
+def test_pytree_momentum_map_bad_arguments_are_named(changes, error, words):
+    arguments = {"lrs": [0.01, 0.1], "momenta": [0.0, 0.5], "batch_size": 2, "params0": {"w": 0.0, "b": 0.0}}
+    arguments |= changes
+    with pytest.raises(error, match=words):
+        pytree_momentum_map(BATCHES, arguments.pop("lrs"), arguments.pop("momenta"), **arguments)
