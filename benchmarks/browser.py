@@ -170,9 +170,17 @@ def open_echo(browser, server: Server, errors: list, timeout: float) -> Mover:
 
 
 def open_explorer(
-    browser, server: Server, errors: list, expected: int, timeout: float, control: str = "lr"
+    browser,
+    server: Server,
+    errors: list,
+    expected: int,
+    timeout: float,
+    control: str = "lr",
+    model: str = "w",
 ) -> Mover:
-    query = f"?{QUERIES[control]}" if control in QUERIES else ""
+    # Under the w, b model, the same page but for the model: the same move of the same settings.
+    parts = ([QUERIES[control]] if control in QUERIES else []) + ([f"model={model}"] if model != "w" else [])
+    query = "?" + "&".join(parts) if parts else ""
     page = Page(browser, server.url + APP + query, "explorer", errors, expected)
     wait_for_charts(page, timeout, expected)
     if control in BUTTONS:
@@ -198,7 +206,9 @@ def run_moves(browser, server: Server, args, expected: int, errors: list, log) -
     dead: list[list[str]] = []
     try:
         for attempt in range(args.page_tries):
-            explorer = open_explorer(browser, server, errors, expected, args.load_timeout, args.control)
+            explorer = open_explorer(
+                browser, server, errors, expected, args.load_timeout, args.control, args.model
+            )
             try:
                 for _ in range(args.warmup):
                     explorer.move(args.gap, args.timeout, keep=False)
@@ -359,6 +369,12 @@ def main(argv=None) -> int:
     parser.add_argument("--page-tries", type=int, default=3, help="fresh explorer pages before giving up")
     parser.add_argument(
         "--control", choices=CONTROLS, default="lr", help="the explorer's control to move (default lr)"
+    )
+    parser.add_argument(
+        "--model",
+        choices=("w", "w,b"),
+        default="w",
+        help="the explorer's model (default w): the page's link adds model=w,b",
     )
     parser.add_argument("--skip-navigation", action="store_true")
     parser.add_argument(

@@ -39,6 +39,7 @@ ALL_CHARTS_S = 2.5  # every chart of the first screen
 # chart changes: it has the map's target alone); momentum is moved with the momentum optimizer
 # overlaid (benchmarks.browser.QUERIES).
 OTHER_CONTROLS = ("N", "B", "w0", "loss", "preset", "momentum", "map")
+PYTREE_CONTROLS = ("lr", "B", "w0")  # moved again under model=w,b (issue 33: <= 1.25x the w model's)
 MAP_CONTROLS = ("N", "w0", "map")
 MAP_MS = 150.0  # stability map recompute, 64 x 32 at N=200
 KERNEL_RSS_MB = 250.0
@@ -293,6 +294,19 @@ def table(info: dict, results: dict, codes: dict) -> str:
     else:
         add("dashboard kernel RSS", missing("memory"), f"<= {KERNEL_RSS_MB:g} MB", "", "benchmarks.memory")
 
+    for control in PYTREE_CONTROLS:
+        mine = dig(results.get(f"browser {control} w,b"), "moves", "explorer", "lines_framed", "median")
+        base = web if control == "lr" else results.get(f"browser {control}")
+        theirs = dig(base, "moves", "explorer", "lines_framed", "median")
+        if mine is None or theirs is None:
+            continue
+        add(
+            f"a move of {control} under model=w,b, line charts settled: median, against the w model's",
+            f"{mine:.0f} ms / {theirs:.0f} ms ({mine / theirs:.2f}x)",
+            f"<= {PYTREE_RATIO:g}x",
+            verdict(mine / theirs, PYTREE_RATIO),
+            "benchmarks.browser --model w,b",
+        )
     drag = results.get("drag")
     for control, data in (dig(drag, "controls") or {}).items():
         add(
@@ -392,6 +406,10 @@ def main(argv=None) -> int:
                 key = f"browser {control}"
                 extra = ("--control", control, "--skip-navigation")
                 results[key], codes[key] = run_benchmark("browser", folder, env, *extra, tag=f"-{control}")
+            for control in PYTREE_CONTROLS:  # and under the w, b model, against the same moves of w
+                key = f"browser {control} w,b"
+                extra = ("--control", control, "--skip-navigation", "--model", "w,b")
+                results[key], codes[key] = run_benchmark("browser", folder, env, *extra, tag=f"-{control}-wb")
     text = table(info, results, codes)
     print(text)
     if args.out:
