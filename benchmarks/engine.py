@@ -9,6 +9,8 @@ import time
 from functools import partial
 from pathlib import Path
 
+import numpy as np
+
 import core
 from harness.compiles import counting
 from harness.stats import summary
@@ -56,15 +58,42 @@ def pytree_moves(engine, repeats=30) -> list:
     return rows
 
 
+def intercept_theory(repeats=5) -> dict:
+    """Milliseconds (median, p95) of the 2-D critical lr at N=1000 (without and with momentum)
+    and of the lr x B map of y = w*x + b (64 lrs x 32 batch sizes on (1000, 512) arrays)."""
+    x, y = core.make_batches(1000, 512, seed=0, noise=0.3, x_mean=2.0, true_b=1.0)
+    data = core.moments(x[:, :64])
+    engine = core.HistoryEngine(1000, 512)
+    batches = engine.pad(x, y)
+    lrs, sizes = np.geomspace(1e-5, 0.3, 64), np.linspace(1, 512, 32).astype(int)
+    calls = {
+        "critical_lrs_intercept_B64": partial(core.critical_lrs, data, intercept=True),
+        "critical_lrs_intercept_momentum_0.9_B64": partial(
+            core.critical_lrs, data, momentum=0.9, intercept=True
+        ),
+        "pytree_stability_map_64x32": partial(
+            core.pytree_stability_map, batches, lrs, sizes, params0={"w": 0.0, "b": 0.0}
+        ),
+    }
+    times = {name: _median_ms(call, repeats) for name, call in calls.items()}
+    for name, (median, p95) in times.items():
+        print(f"{name} at N=1000: {median:.1f} / {p95:.1f} ms")
+    return {name: {"median": t[0], "p95": t[1]} for name, t in times.items()}
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", type=Path, help="also write the figures here")
-    parser.add_argument("--pytree", action="store_true", help="only the pytree moves (pytree_moves)")
+    parser.add_argument(
+        "--pytree",
+        action="store_true",
+        help="only the model with an intercept (pytree_moves, intercept_theory)",
+    )
     args = parser.parse_args(argv)
     if args.pytree:
         engine = core.HistoryEngine()
         engine.warm_up()
-        results = {"pytree_moves": pytree_moves(engine)}
+        results = {"pytree_moves": pytree_moves(engine), "intercept_theory": intercept_theory()}
         if args.json:
             args.json.write_text(json.dumps(results, indent=1) + "\n")
         return
@@ -115,6 +144,7 @@ def main(argv=None):
     print(f"engine.corner (a move of N or B) at 1000 x 512: {corner[0]:.2f} / {corner[1]:.2f} ms")
     results["corner_ms_1000x512"] = {"median": corner[0], "p95": corner[1]}
     results["pytree_moves"] = pytree_moves(engine)
+    results["intercept_theory"] = intercept_theory()
     if args.json:
         args.json.write_text(json.dumps(results, indent=1) + "\n")
 

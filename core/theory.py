@@ -573,33 +573,71 @@ def _log_radius_intercept(u, sxx, sx, b, momentum):
     u = np.asarray(u, np.float64)
     if momentum == 0.0:
         return _log_radius_plain(u.reshape(1, -1), sxx[None], sx[None], np.array([b]))[0].reshape(u.shape)
-    rates = u.reshape(-1, 1, 1, 1)  # (G, 1, 1, 1) against the steps' (N, 2, 2)
-    h = 2.0 * np.stack([np.stack([sxx, sx], -1), np.stack([sx, np.full_like(sxx, b)], -1)], -2)
-    eye = np.eye(2)
-    steps = eye - rates * h  # (G, N, 2, 2)
-    shape = steps.shape
-    steps = np.concatenate(
-        [
-            np.concatenate([steps, np.broadcast_to(-rates * momentum * eye, shape)], -1),
-            np.concatenate([np.broadcast_to(h, shape), np.broadcast_to(momentum * eye, shape)], -1),
-        ],
-        -2,
-    )
-    log_scale = np.zeros(steps.shape[:2])
-    while steps.shape[1] > 1:
-        if steps.shape[1] % 2:  # an identity last, applied after every step
-            identity = np.broadcast_to(np.eye(steps.shape[-1]), (steps.shape[0], 1) + steps.shape[2:])
-            steps = np.concatenate([steps, identity], 1)
-            log_scale = np.concatenate([log_scale, np.zeros((steps.shape[0], 1))], 1)
-        steps = steps[:, 1::2] @ steps[:, 0::2]  # later step on the left: A_2 A_1, A_4 A_3, ...
-        log_scale = log_scale[:, 1::2] + log_scale[:, 0::2]
-        big = np.max(np.abs(steps), axis=(2, 3))
+    if u.size > 64:  # in pieces of 64 rates: the 16 entries' arrays stay in cache (twice as fast)
+        pieces = np.array_split(u.ravel(), -(-u.size // 64))
+        return np.concatenate([_log_radius_intercept(p, sxx, sx, b, momentum) for p in pieces]).reshape(
+            u.shape
+        )
+    # The heavy-ball step [[I - u*h, -u*m*I], [h, m*I]], h = 2*H_k, as 16 entries: (G, N) arrays,
+    # (G, 1) or scalars (0 where the step has none, skipped in the products).
+    r = u.reshape(-1, 1)
+    h11, h12, h22 = 2.0 * np.asarray(sxx, np.float64)[None], 2.0 * np.asarray(sx, np.float64)[None], 2.0 * b
+    a11, a12, a22 = 1.0 - r * h11, -r * h12, 1.0 - r * h22
+    drag = -r * momentum
+    h11, h12 = np.broadcast_to(h11, a11.shape), np.broadcast_to(h12, a11.shape)
+    step = [
+        [a11, a12, drag, 0.0],
+        [a12, a22, 0.0, drag],
+        [h11, h12, momentum, 0.0],
+        [h12, h22, 0.0, momentum],
+    ]
+    return _log_radius_tree(step, a11.shape).reshape(u.shape)
+
+
+def _log_radius_tree(step, shape) -> np.ndarray:
+    """log of the spectral radius of M_N ... M_1 at each of G rates, the d x d steps given as
+    entries step[i][j]: (G, N) arrays, or (G, 1) arrays and floats that hold for every step (0.0
+    is skipped in the products). Multiplied as a pairwise tree, the later step on the left, with
+    elementwise arithmetic on whole levels (a batched matmul of 4x4 matrices pays a loop per
+    matrix: N = 1000 at 512 rates took 0.9 s that way); each partial product is rescaled to
+    largest entry 1 every other level, its log kept, so long runs do not overflow."""
+    d, steps = len(step), shape[-1]
+    product = [
+        [e if np.ndim(e) == 2 and e.shape[-1] == steps else np.broadcast_to(e, shape) for e in row]
+        for row in step
+    ]
+    sparse = [[isinstance(e, float) and e == 0.0 for e in row] for row in step]
+    log_scale, level = 0.0, 0
+    while steps > 1:
+        later = [[e[:, 1::2] for e in row] for row in product]
+        earlier = [[e[:, 0 : steps - 1 : 2] for e in row] for row in product]
+        odd = steps % 2  # the last step waits, unpaired, for the next level
+        merged = []
+        for i in range(d):
+            row = []
+            for k in range(d):
+                terms = [later[i][j] * earlier[j][k] for j in range(d) if not (sparse[i][j] or sparse[j][k])]
+                total = terms[0]
+                for term in terms[1:]:
+                    total = total + term
+                row.append(np.concatenate([total, product[i][k][:, -1:]], 1) if odd else total)
+            merged.append(row)
+        sparse = [[False] * d for _ in range(d)]
+        product, steps = merged, (steps + 1) // 2
+        if isinstance(log_scale, np.ndarray):
+            pairs = log_scale[:, 1::2] + log_scale[:, 0 : log_scale.shape[1] - 1 : 2]
+            log_scale = np.concatenate([pairs, log_scale[:, -1:]], 1) if odd else pairs
+        level += 1
+        if level % 2 and steps > 1:
+            continue  # entries grow at most d*m**2 from m: rescaling every other level is enough
+        big = np.max(np.abs(np.stack([e for row in product for e in row])), axis=0)
         big = np.where(big > 0, big, 1.0)
-        steps = steps / big[..., None, None]
+        product = [[e / big for e in row] for row in product]
         log_scale = log_scale + np.log(big)
+    matrices = np.stack([np.stack([e[:, 0] for e in row], -1) for row in product], -2)
     with np.errstate(divide="ignore"):
-        radius = np.log(np.max(np.abs(np.linalg.eigvals(steps[:, 0])), axis=-1))
-    return (log_scale[:, 0] + radius).reshape(u.shape)
+        radius = np.log(np.max(np.abs(np.linalg.eigvals(matrices)), axis=-1))
+    return (log_scale[:, 0] if isinstance(log_scale, np.ndarray) else log_scale) + radius
 
 
 def regime(lr, x_batches, *, loss="sum", intercept=False) -> str:
