@@ -214,8 +214,9 @@ def _histories_kernel(params0, lr, lrs, scheduled, momentum, x_batches, y_batche
     divergence limit, is computed (`_least_squares`) only when a run went _NEAR from its start.
 
     Everything is traced but `optimizer`: one compilation per optimizer and array shape. Returns
-    params {key: (rows+1, 2)}, losses (rows, 2), grads {key: (rows, 2)}, states (rows, 2, ...)
-    and diverged (2,), rows past n zero (rows: the arrays' rows rounded up to _CHUNK)."""
+    records (rows, 5, 2): per step, the params after it (w, b), the loss and the gradients (w, b),
+    of each loss; states (rows, 2, ...); diverged (2,). Rows past n are zero (rows: the arrays'
+    rows rounded up to _CHUNK). Few outputs, few transfers: `_histories` cuts them on the host."""
     means = jnp.array([False, True])
     state0 = make_optimizer(optimizer, lr, momentum).init(params0)
     pair = jax.tree.map(lambda leaf: jnp.stack([leaf, leaf]), (params0, state0))
@@ -252,7 +253,6 @@ def _histories_kernel(params0, lr, lrs, scheduled, momentum, x_batches, y_batche
         jax.eval_shape(lambda: zeros),
     )
     after = {"w": records[:, 0], "b": records[:, 1]}
-    losses, grads = records[:, 2], {"w": records[:, 3], "b": records[:, 4]}
     wide = _wide(x_batches.dtype)
     start = [params0[key].astype(wide) for key in PARAMS]
     away = jnp.hypot(*(after[key].astype(wide) - start[i] for i, key in enumerate(PARAMS)))
@@ -263,31 +263,32 @@ def _histories_kernel(params0, lr, lrs, scheduled, momentum, x_batches, y_batche
         lambda: _least_squares(x_batches, y_batches, n, b),
         lambda: jnp.full(2, jnp.nan, wide),  # the limit is then taken from the start: not reached
     )
-    params = jax.tree.map(lambda p0, p: jnp.concatenate([jnp.stack([p0, p0])[None], p]), params0, after)
     diverged = jnp.stack(
         [_divergence(params0, jax.tree.map(lambda p, j=j: p[:, j], after), star, n) for j in range(2)]
     )
-    return params, losses, grads, states, diverged
+    return records, states, diverged
 
 
-def _history(outputs, n: int, j: int) -> PytreeHistory:
-    """Loss j's run (0 sum, 1 mean) of the kernel's outputs as a PytreeHistory of NumPy arrays,
-    cut to the first n steps."""
-    params, losses, grads, states, diverged = outputs
+def _history(outputs, params0, n: int, j: int) -> PytreeHistory:
+    """Loss j's run (0 sum, 1 mean) of the kernel's outputs (NumPy) as a PytreeHistory, cut to
+    the first n steps; params0 ({key: 0-d array}) is its row 0."""
+    records, states, diverged = outputs
     k = int(diverged[j])
+    params = {key: np.concatenate([params0[key][None], records[:n, i, j]]) for i, key in enumerate(PARAMS)}
     return PytreeHistory(
-        {key: params[key][: n + 1, j].copy() for key in PARAMS},
-        losses[:n, j].copy(),
-        {key: grads[key][:n, j].copy() for key in PARAMS},
+        params,
+        records[:n, 2, j].copy(),
+        {key: records[:n, 3 + i, j].copy() for i, key in enumerate(PARAMS)},
         None if k < 0 else k,
         jax.tree.map(lambda leaf: leaf[:n, j].copy(), states),
     )
 
 
-def _histories(outputs, n: int) -> dict:
-    """{"sum", "mean"} PytreeHistory from the kernel's outputs, each array brought over once."""
+def _histories(outputs, params0, n: int) -> dict:
+    """{"sum", "mean"} PytreeHistory from the kernel's outputs (records (rows, 5, 2) of w, b,
+    loss, grad w, grad b; states; diverged (2,)): three arrays brought over, cut on the host."""
     outputs = jax.tree.map(np.asarray, outputs)
-    return {loss: _history(outputs, n, j) for j, loss in enumerate(("sum", "mean"))}
+    return {loss: _history(outputs, params0, n, j) for j, loss in enumerate(("sum", "mean"))}
 
 
 def _start(function: str, params, lr, momentum, lr_schedule, x, y):
@@ -353,7 +354,7 @@ def pytree_history(
         params, lr, lrs, scheduled, np.asarray(momentum, dtype), x, y, n, _batch_size(x), optimizer=optimizer
     )
     # The padded engine's kernel at this shape: both losses run, one kept (as training_history).
-    return _histories(kernel, int(n))[loss]
+    return _histories(kernel, params, int(n))[loss]
 
 
 def pytree_histories(
@@ -384,7 +385,7 @@ def pytree_histories(
     kernel = _histories_kernel(
         params, lr, lrs, scheduled, np.asarray(momentum, dtype), x, y, n, b, optimizer=optimizer
     )
-    return _histories(kernel, batches.n)
+    return _histories(kernel, params, batches.n)
 
 
 __all__ = ["PytreeHistory", "pytree_histories", "pytree_history"]
