@@ -376,7 +376,7 @@ def test_first_page_shows_the_default_run(dashboard):
 
 def test_a_move_reaches_the_page_as_one_message(dashboard):
     # widgets/batch.py: the kernel's answer to a slider move is its echo of the value and one batch
-    # holding every widget's change (six charts, captions, status, share link), which the page hands
+    # holding every widget's change (six charts, the captions shown, status, share link), which the page hands
     # to each widget as if it had come alone.
     handle = dashboard.slider("lr").locator(".noUi-handle")
     handle.focus()
@@ -386,7 +386,7 @@ def test_a_move_reaches_the_page_as_one_message(dashboard):
         dashboard.wait_for_trajectory_change(before)
     dashboard.page.wait_for_timeout(500)
     before = dashboard.trajectory()
-    captions = dashboard.page.locator(".scanlab-caption").all_inner_texts()
+    captions = dashboard.page.locator(".scanlab-caption:visible").all_inner_texts()
     link = dashboard.page.locator(".widget-text", has_text="share link").locator("input")
     share = link.input_value()
     dashboard.count_drawings()
@@ -406,7 +406,7 @@ def test_a_move_reaches_the_page_as_one_message(dashboard):
     assert all((c["animated"], c["redrawn"], c["relayout"]) == (1, 0, 0) for c in counts[:5]), counts
     assert (counts[5]["animated"], counts[5]["redrawn"], counts[5]["relayout"]) == (0, 0, 1), counts
     assert dashboard.redrawn_differently() == []
-    after = dashboard.page.locator(".scanlab-caption").all_inner_texts()
+    after = dashboard.page.locator(".scanlab-caption:visible").all_inner_texts()
     assert len(after) == len(captions) >= 2 and all(a != b for a, b in zip(after, captions, strict=True))
     assert link.input_value() != share
 
@@ -696,7 +696,7 @@ def test_a_hostile_link_renders_with_a_notice_and_injects_nothing(browser, dashb
     page = Dashboard(browser, dashboard_url + link)
     assert page.page.evaluate("window.__pwned") is None
     assert page.page.locator("img[src=x]").count() == 0
-    notice = page.page.locator(".scanlab-notice").first.inner_text()
+    notice = page.page.locator(".scanlab-words .scanlab-notice").inner_text()  # a link's notice
     assert ("diverged at step" in page.page.inner_text("body")) if "preset=diverging" in link else notice
     for title in ("Trajectory", "Loss per step"):  # drawn, with numbers in them
         values = np.asarray(page.trace_y(title), dtype=np.float64)
