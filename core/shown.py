@@ -42,7 +42,7 @@ SHOWN = {
     # The w, b model's contour chart: the same loop with the params pytree as the carry.
     "plane": (
         ("pytree", (lesson.pytree_lesson_history, lesson.pytree_train_step, lesson.pytree_batch_loss)),
-        ("engine", (pytree.pytree_histories, pytree._batch_loss_and_grads, pytree._example_loss)),
+        ("engine", (pytree._histories_kernel, pytree._batch_loss_and_grads, pytree._example_loss)),
         ("theory", (contours.loss_contours, contours.nearest_minimum)),
     ),
     # The under-the-hood panels.

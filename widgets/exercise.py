@@ -1,6 +1,6 @@
 """Exercise mode in the notebook: `exercise(fn)` checks a learner's function with its exercise's
 checker (`core.check_training_step`, `core.check_momentum_step`, `core.check_scheduled_step` or
-`core.exercises.check_pytree_step`, chosen by the function's name) and shows the report as a
+`core.check_pytree_step`, chosen by the function's name) and shows the report as a
 table, one green or red row per check.
 
 For JupyterLab (exercise.ipynb); the dashboard never runs it, since a dashboard never executes a
@@ -14,7 +14,6 @@ import html
 import numpy as np
 
 import core
-from core.exercises import check_pytree_step
 from core.exercises.sandbox import NOT_RUN
 
 _PASS, _FAIL, _SKIPPED = "#e6f4ea", "#fce8e6", "#f1f3f4"  # row backgrounds: green, red, grey
@@ -78,7 +77,7 @@ TASKS = {
         "one learning rate per step, scanned with its batch by lax.scan",
     ),
     "pytree_training_step": (
-        check_pytree_step,
+        core.check_pytree_step,
         "one gradient step per batch on the params dict, every leaf at once, carried by lax.scan",
     ),
 }
