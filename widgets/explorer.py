@@ -176,9 +176,8 @@ class Explorer:
         model.compute(DEFAULTS)
         model.stability(DEFAULTS)  # compiles the map
         model.stability(DEFAULTS._replace(map="momentum"))  # and the lr x momentum map
-        pytree = DEFAULTS._replace(model="w,b")  # and the w, b model's run and map
-        model.compute(pytree)
-        model.stability(pytree)
+        # Not the w, b model's: its run held 37 MB more in every waiting kernel, and its first use
+        # loads it from JAX's compilation cache (`make run` keeps one) in about 0.3 s.
         base_url = os.environ.get("VOILA_BASE_URL", "/")
         preheated = os.environ.get("VOILA_PREHEAT", "False") != "False"
         early = cls(DEFAULTS, model=model, plotly_js=plotly_url(base_url)) if preheated else None
