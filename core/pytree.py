@@ -157,8 +157,8 @@ def _zeros_like_outputs(step, carry, row):
 
 
 def _row_sums(x_batches, y_batches, n, b, sums):
-    """sums(x, y, valid) -> (k,) for each row i < n, reading only the power-of-two columns that
-    cover b (`valid` masks the rest): (rows, k), zero past n."""
+    """sums(x, y, valid) -> (k,) for each row i < n, reading only the columns of
+    `_switch_widths`' width that covers b (`valid` masks the rest): (rows, k), zero past n."""
 
     def at_width(width):
         def step(carry, x, y):
@@ -176,8 +176,8 @@ def _row_sums(x_batches, y_batches, n, b, sums):
 def _least_squares(x_batches, y_batches, n, b):
     """(w*, b*) of the first n rows and b columns, shape (2,), in at least float32; NaN when every
     x is alike. Centred in two passes: with a large mean(x), sum(x*x) - sum(x)**2/M would lose
-    most of var(x) to cancellation. Each pass reads only the first n rows and the power-of-two
-    columns that cover b: pairwise sums per row, then over the rows (zero rows and columns drop
+    most of var(x) to cancellation. Each pass reads only the first n rows and the columns of
+    the width that covers b (`_switch_widths`): pairwise sums per row, then over the rows (zero rows and columns drop
     out of a pairwise sum exactly, so the padding changes no bit)."""
     wide = _wide(x_batches.dtype)
 
