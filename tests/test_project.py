@@ -68,12 +68,19 @@ def _imports(path: Path) -> list[str]:
     return [name.split(".")[0] for name in names]
 
 
-def test_make_lab_installs_jupyterlab_beside_the_dashboard_not_in_it():
-    # Installing the lab (JupyterLab 4.6) must not change what `make run` serves (Voila's page is
-    # built on JupyterLab 4.2). A dry run names what each target would install, and where.
-    def dry_run(target):
+def _pins(path: Path) -> dict:
+    """{package: version} of a lock file's `name==version` lines."""
+    lines = (line.split("#")[0].strip() for line in path.read_text().splitlines())
+    return dict(line.split("==", 1) for line in lines if "==" in line)
+
+
+def test_make_lab_installs_jupyterlab_into_the_dashboards_environment_without_moving_a_pin():
+    # One environment for run, lab and test (issue 40): the lab's lock adds packages on top of
+    # requirements.lock and pins none of its packages again, so `make run` serves the same
+    # versions with JupyterLab installed beside them. LAB_VENV keeps a lab apart when asked.
+    def dry_run(target, *extra):
         result = subprocess.run(
-            ["make", "-n", "--no-print-directory", target, "VENV=.venv-dry", "LAB_VENV=.venv-dry-lab"],
+            ["make", "-n", "--no-print-directory", target, "VENV=.venv-dry", *extra],
             cwd=ROOT,
             capture_output=True,
             text=True,
@@ -81,16 +88,16 @@ def test_make_lab_installs_jupyterlab_beside_the_dashboard_not_in_it():
         )
         return result.stdout
 
-    lab, run, test = dry_run("lab"), dry_run("run"), dry_run("test")
-    assert ".venv-dry-lab/bin/python -m pip" in lab and "install -r requirements-lab.lock" in lab
-    assert ".venv-dry-lab/bin/jupyter lab app.ipynb" in lab and ".venv-dry/" not in lab
-    assert "requirements-lab.lock" not in run and ".venv-dry-lab" not in run
-    # make test builds the lab's environment for tests/test_lab.py: into its own place only.
-    lab_installs = [line for line in test.splitlines() if "requirements-lab.lock" in line]
-    assert lab_installs and all(line.startswith(".venv-dry-lab/bin/python -m pip") for line in lab_installs)
-    assert "install -r requirements-test.lock" in test and all(
-        line.startswith(".venv-dry/") for line in test.splitlines() if "requirements-test.lock" in line
-    )
+    lab = dry_run("lab")
+    assert ".venv-dry/bin/python -m pip" in lab and "install -r requirements-lab.lock" in lab
+    assert ".venv-dry/bin/jupyter lab app.ipynb" in lab
+    assert ".venv-dry/bin/jupyter lab exercise.ipynb" in dry_run("lab", "NOTEBOOK=exercise.ipynb")
+    assert "requirements-lab.lock" not in dry_run("run")
+    apart = dry_run("lab", "LAB_VENV=.venv-dry-lab")
+    assert ".venv-dry-lab/bin/jupyter lab app.ipynb" in apart and ".venv-dry/" not in apart
+    lab_pins, run_pins = _pins(ROOT / "requirements-lab.lock"), _pins(ROOT / "requirements.lock")
+    assert lab_pins and not set(lab_pins) & set(run_pins), set(lab_pins) & set(run_pins)
+    assert "-r requirements.lock" in (ROOT / "requirements-lab.lock").read_text()
 
 
 def _modules(root: Path, folder: str, pattern: str = "*.py") -> list[Path]:
