@@ -177,8 +177,8 @@ def _least_squares(x_batches, y_batches, n, b):
     """(w*, b*) of the first n rows and b columns, shape (2,), in at least float32; NaN when every
     x is alike. Centred in two passes: with a large mean(x), sum(x*x) - sum(x)**2/M would lose
     most of var(x) to cancellation. Each pass reads only the first n rows and the columns of
-    the width that covers b (`_switch_widths`): pairwise sums per row, then over the rows (zero rows and columns drop
-    out of a pairwise sum exactly, so the padding changes no bit)."""
+    the width that covers b (`_switch_widths`): pairwise sums per row, then over the rows (zero
+    rows and columns drop out of a pairwise sum exactly, so the padding changes no bit)."""
     wide = _wide(x_batches.dtype)
 
     def total(rows):
