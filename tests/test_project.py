@@ -68,12 +68,6 @@ def _imports(path: Path) -> list[str]:
     return [name.split(".")[0] for name in names]
 
 
-def _pins(path: Path) -> dict:
-    """{package: version} of a lock file's `name==version` lines."""
-    lines = (line.split("#")[0].strip() for line in path.read_text().splitlines())
-    return dict(line.split("==", 1) for line in lines if "==" in line)
-
-
 def test_make_lab_installs_jupyterlab_into_the_dashboards_environment_without_moving_a_pin():
     # One environment for run, lab and test (issue 40): the lab's lock adds packages on top of
     # requirements.lock and pins none of its packages again, so `make run` serves the same
