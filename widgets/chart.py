@@ -14,6 +14,7 @@ import plotly.io as pio
 
 from widgets.axes import RANGE_PAD, STEP_TICKS_UP_TO, axis_range, figure_scale
 from widgets.model import Result, kept_range
+from widgets.settings import MOMENTUM_OPTIMIZERS
 from widgets.surface import send
 
 # Okabe-Ito: distinguishable with every common colour-vision deficiency; its orange darkened to #B87700
@@ -30,6 +31,16 @@ COLORS = {
 # where the two lines coincide (B = 1) both stay visible.
 DASH = {"sum": "solid", "mean": "dash"}
 GREY = "#767676"  # the landscape's curve: the lightest grey with 4.5:1 on white
+
+
+NONE = {"x": [], "y": [], "customdata": None, "visible": False}
+"""The fields of a trace the current model does not draw (widgets.settings' `model`)."""
+
+
+def run_name(s) -> str:
+    """The overlaid run in words: "adam", "momentum 0.9", "sgd, cosine schedule"."""
+    name = f"{s.optimizer} {s.momentum:g}" if s.optimizer in MOMENTUM_OPTIMIZERS else s.optimizer
+    return name if s.schedule == "constant" else f"{name}, {s.schedule} schedule"
 
 
 def shown(view: str, loss: str) -> bool:

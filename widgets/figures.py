@@ -21,7 +21,7 @@ from widgets.axes import (
 from widgets.chart import (
     COLORS,
     DIVERGED_MARKER,
-    GREY,
+    NONE,
     STEP_MARKER,
     TITLED_MARGIN,
     Chart,
@@ -33,13 +33,15 @@ from widgets.chart import (
     note,
     one_point,
     plottable,
+    run_name,
     shown,
     step_numbers,
     value_at,
     with_paths,
 )
+from widgets.landscape import Landscape, Plane, left_frame
 from widgets.model import LOSSES, Result, overlaid
-from widgets.settings import MOMENTUM_OPTIMIZERS, pytree
+from widgets.settings import pytree
 
 # w per step for each loss, and w* as a dashed line: the trajectory and sum-vs-mean charts.
 _WEIGHTS_AND_OPTIMUM = [
@@ -73,7 +75,6 @@ _BIASES_AND_OPTIMUM = [
         "hovertemplate": "b* = %{y:.6g}<extra></extra>",
     },
 ]
-_NONE = {"x": [], "y": [], "customdata": None, "visible": False}  # a trace this model does not draw
 
 
 def _weights(style: dict, values, scale: SignedLog | None) -> dict:
@@ -198,7 +199,7 @@ class Trajectory(WeightChart):
         """b per step for each loss shown and b*, under the w, b model; hidden under w."""
         s = result.settings
         if not pytree(s):
-            return [_NONE] * len(_BIASES_AND_OPTIMUM)
+            return [NONE] * len(_BIASES_AND_OPTIMUM)
         steps = step_numbers(s.N + 1)
         return [
             *(
@@ -230,12 +231,6 @@ class Trajectory(WeightChart):
         here = value_at(result.histories[first_shown(view)].weights, step)
         point = one_point(step, here)
         return {**point, **_weights(self.styles[-1], here, self.scale(result, view))}
-
-
-def run_name(s) -> str:
-    """The overlaid run in words: "adam", "momentum 0.9", "sgd, cosine schedule"."""
-    name = f"{s.optimizer} {s.momentum:g}" if s.optimizer in MOMENTUM_OPTIMIZERS else s.optimizer
-    return name if s.schedule == "constant" else f"{name}, {s.schedule} schedule"
 
 
 class LossPerStep(Chart):
@@ -343,263 +338,6 @@ def zero_floor(result: Result, view: str) -> float:
     positive = np.concatenate(drawn) if drawn else np.empty(0)
     positive = positive[np.isfinite(positive)]
     return float(positive.min()) / 3 if positive.size else 1e-3
-
-
-class Landscape(Chart):
-    name = "landscape"
-    models = ("w",)  # `Plane` draws the w, b model's
-    steps_across = False  # weights
-    own_ranges = True  # the curve's frame, which a diverging path leaves
-    title = (
-        "Loss landscape: the steps drawn on L(w)<br><sup>L(w): the average loss over all N·B examples; "
-        "★ w* at its bottom</sup>"
-    )
-    styles = [
-        {
-            "mode": "lines",
-            "name": "average loss L(w)",
-            "line": {"color": GREY, "width": 2},
-            "hovertemplate": "w = %{x:.4g}<br>L = %{y:.4g}<extra></extra>",
-        },
-        line_style(
-            "sum", name="path, sum loss", hovertemplate="w = %{x:.6g}<br>L = %{y:.4g}<extra>sum</extra>"
-        ),
-        line_style(
-            "mean", name="path, mean loss", hovertemplate="w = %{x:.6g}<br>L = %{y:.4g}<extra>mean</extra>"
-        ),
-        {
-            "mode": "markers",
-            "name": "w*",
-            "marker": {"size": 11, "symbol": "star", "color": COLORS["optimum"]},
-            "hovertemplate": "w* = %{x:.6g}<extra></extra>",
-        },
-        {**STEP_MARKER, "hovertemplate": "w = %{x:.6g}<br>L = %{y:.4g}<extra>current</extra>"},
-    ]
-
-    def layout(self, result, view):
-        # 10 px more on the left than the other charts: a frame around a diverging run's first steps
-        # has losses in the hundreds, whose labels and the axis title needed 60.7 px. Plotly widened
-        # the margin by a fraction of a pixel, on one drawing and not on the next.
-        layout = base_layout(
-            self.title, "weight w", "average loss over all N·B examples", margin={**TITLED_MARGIN, "l": 70}
-        )
-        layout["xaxis"]["range"], layout["yaxis"]["range"] = self._ranges(result)
-        layout["annotations"] = self._leaving(result, view)
-        return layout
-
-    def layout_update(self, result, view):
-        x_range, y_range = self._ranges(result)
-        return {
-            **super().layout_update(result, view),
-            "xaxis.range": x_range,
-            "yaxis.range": y_range,
-            "annotations": self._leaving(result, view),
-        }
-
-    def _leaving(self, result, view) -> list[dict]:
-        """An arrow at the frame's edge for each shown run that leaves it: "sum: off the chart from
-        step k". The frame holds a diverging run's first steps only (widgets.model.framed_weights)."""
-        (low, high), (_, top) = self._ranges(result)
-        arrows = []
-        for i, loss in enumerate(loss for loss in LOSSES if shown(view, loss)):
-            left = left_frame(result, loss)
-            if left is None:
-                continue
-            k, w = left
-            right = not w < low  # a weight past the top, or not finite, leaves by the right
-            arrows.append(
-                {
-                    "x": high if right else low,
-                    "y": top * (0.85 - 0.15 * i),
-                    "text": f"{loss}: off the chart from step {k}",
-                    "showarrow": True,
-                    "arrowhead": 2,
-                    "arrowcolor": COLORS[loss],
-                    "ax": -40 if right else 40,
-                    "ay": 0,
-                    "xanchor": "right" if right else "left",
-                    "font": {"color": COLORS[loss], "size": 12},
-                }
-            )
-        return arrows
-
-    @staticmethod
-    def _ranges(result):
-        if not result.landscape_w.size:  # a result of the w, b model, drawn by `Plane`
-            return [0.0, 1.0], [0.0, 1.0]
-        # Fixed to the computed curve: a diverging path leaves the frame instead of squashing it.
-        top = float(np.max(result.landscape_loss))
-        return [float(result.landscape_w[0]), float(result.landscape_w[-1])], [0.0, 1.05 * top]
-
-    def _path(self, result, loss, index=slice(None)):
-        """The run's (weights, losses) at the steps `index` on the landscape, NaN where they cannot
-        be drawn. A run that leaves the frame (a diverging one) ends at its edge, where an arrow says
-        from which step it is off the chart: its lines out to points past the edge crossed the bowl
-        from above, and the browser cannot place an SVG marker 1e21 pixels away ("attribute
-        transform: trailing garbage"). A run that stays in the frame is drawn whole."""
-        weights = plottable(result.histories[loss].weights[index])
-        losses = plottable(result.path_loss[loss][index])
-        left = left_frame(result, loss)
-        if left is not None:
-            cut = np.arange(len(result.histories[loss].weights))[index] >= left[0]
-            weights[cut] = losses[cut] = np.nan
-        return weights, losses
-
-    def series(self, result, view):
-        if not result.landscape_w.size:  # a result of the w, b model, drawn by `Plane`
-            return [_NONE] * (len(self.styles) - 1)
-        paths = {loss: self._path(result, loss) for loss in LOSSES}
-        # Every trace says whether it is visible: after the w, b model hid them (_NONE), a field
-        # left out would stay as that model left it.
-        return [
-            {"x": result.landscape_w, "y": plottable(result.landscape_loss), "visible": True},
-            *(
-                {"x": w, "y": v, "visible": shown(view, loss), "mode": line_mode(result.settings.N)}
-                for loss, (w, v) in paths.items()
-            ),
-            {
-                "x": [result.w_star] if np.isfinite(result.w_star) else [],
-                "y": [result.w_star_loss],
-                "visible": True,
-            },
-        ]
-
-    def marker(self, result, view, step):
-        if not result.landscape_w.size:
-            return {"x": [], "y": []}
-        weights, losses = self._path(result, first_shown(view), slice(step, step + 1))
-        here = bool(value_at(weights, 0) and value_at(losses, 0))
-        return {"x": value_at(weights, 0) if here else [], "y": value_at(losses, 0) if here else []}
-
-
-def left_frame(result: Result, loss: str) -> tuple[int, float] | None:
-    """(k, w_k) of the first weight of `loss`'s run outside the landscape's frame of w (or not
-    finite), None when the whole run is in it."""
-    if not result.landscape_w.size:
-        return None
-    weights = result.histories[loss].weights.astype(np.float64)
-    low, high = float(result.landscape_w[0]), float(result.landscape_w[-1])
-    with np.errstate(invalid="ignore"):
-        outside = np.flatnonzero(~((weights >= low) & (weights <= high)))
-    return None if outside.size == 0 else (int(outside[0]), float(weights[outside[0]]))
-
-
-class Plane(Chart):
-    """The w, b model's landscape: contours of the average loss over (w, b), the runs' paths on them,
-    the chosen optimizer's dotted beside plain SGD's, and the minimum ★. In place of `Landscape`."""
-
-    name = "plane"
-    models = ("w,b",)
-    steps_across = False
-    own_ranges = True  # the frame of widgets.model.Plane
-    title = (
-        "Loss landscape: the steps on L(w, b)<br><sup>ellipses: levels of the average loss; ★ (w*, b*) "
-        "at the bottom</sup>"
-    )
-    styles = [
-        {
-            "mode": "lines",
-            "name": "contours of L(w, b)",
-            # The lightest blue-grey with 3:1 on white (WCAG 1.4.11: a part needed to read the
-            # chart), thin, so the paths drawn over it stay the eye's first stop.
-            "line": {"color": "#8792a2", "width": 1},
-            "hovertemplate": "w = %{x:.4g}<br>b = %{y:.4g}<br>L = %{customdata:.4g}<extra>contour</extra>",
-        },
-        line_style(
-            "sum", name="path, sum loss", hovertemplate="w = %{x:.6g}<br>b = %{y:.6g}<extra>sum</extra>"
-        ),
-        line_style(
-            "mean", name="path, mean loss", hovertemplate="w = %{x:.6g}<br>b = %{y:.6g}<extra>mean</extra>"
-        ),
-        {
-            "mode": "lines+markers",
-            "line": {"color": COLORS["optimizer"], "width": 3, "dash": "dot"},
-            "marker": {"size": 4, "color": COLORS["optimizer"]},
-            "hovertemplate": "w = %{x:.6g}<br>b = %{y:.6g}",  # and the trace's name
-        },
-        {
-            "mode": "markers",
-            "name": "(w*, b*)",
-            "marker": {"size": 13, "symbol": "star", "color": COLORS["optimum"]},
-            "hovertemplate": "w* = %{x:.6g}<br>b* = %{y:.6g}<extra></extra>",
-        },
-        {**STEP_MARKER, "hovertemplate": "w = %{x:.6g}<br>b = %{y:.6g}<extra>current</extra>"},
-    ]
-
-    def layout(self, result, view):
-        layout = base_layout(self.title, "weight w", "intercept b", margin=TITLED_MARGIN)
-        return with_paths(layout, self.layout_update(result, view))
-
-    def layout_update(self, result, view):
-        plane = result.plane
-        if plane is None:
-            return {}
-        return {
-            "xaxis.range": plane.w_range,
-            "yaxis.range": plane.b_range,
-            "annotations": self._leaving(result, view),
-        }
-
-    def _leaving(self, result, view) -> list[dict]:
-        """An arrow at the frame's edge for each shown run that leaves it, as on `Landscape`."""
-        arrows = []
-        for i, loss in enumerate(loss for loss in LOSSES if shown(view, loss)):
-            k = self._left(result, result.histories[loss])
-            if k is not None:
-                arrows.append(
-                    {
-                        **note(f"{loss}: off the chart from step {k}", "right"),
-                        "y": 0.99 - 0.08 * i,
-                        "font": {"color": COLORS[loss], "size": 12},
-                    }
-                )
-        return arrows
-
-    @staticmethod
-    def _left(result, run) -> int | None:
-        """The first step whose (w, b) is outside the frame (or not finite), None if none is."""
-        (w_low, w_high), (b_low, b_high) = result.plane.w_range, result.plane.b_range
-        w, b = run.weights.astype(np.float64), run.biases.astype(np.float64)
-        with np.errstate(invalid="ignore"):
-            inside = (w >= w_low) & (w <= w_high) & (b >= b_low) & (b <= b_high)
-        outside = np.flatnonzero(~inside)
-        return None if outside.size == 0 else int(outside[0])
-
-    def _path(self, result, run, index=slice(None)):
-        """(w, b) of `run` at the steps `index`, NaN from where it leaves the frame on (as
-        `Landscape._path`: lines out to points far past the edge are not drawn)."""
-        w, b = plottable(run.weights[index]), plottable(run.biases[index])
-        left = self._left(result, run)
-        if left is not None:
-            cut = np.arange(len(run.weights))[index] >= left
-            w[cut] = b[cut] = np.nan
-        return w, b
-
-    def series(self, result, view):
-        if result.plane is None:
-            return [_NONE] * (len(self.styles) - 1)
-        s, contours = result.settings, result.plane.contours
-        paths = {loss: self._path(result, result.histories[loss]) for loss in LOSSES}
-        overlay = {**_NONE, "name": "another optimizer"}
-        if overlaid(s):
-            w, b = self._path(result, result.optimized[first_shown(view)])
-            overlay = {"x": w, "y": b, "visible": True, "name": f"path, {run_name(s)}"}
-        return [
-            {"x": contours.w, "y": contours.b, "customdata": contours.levels, "visible": True},
-            *(
-                {"x": w, "y": b, "visible": shown(view, loss), "mode": line_mode(s.N)}
-                for loss, (w, b) in paths.items()
-            ),
-            overlay,
-            {"x": [result.w_star], "y": [result.b_star], "visible": True},
-        ]
-
-    def marker(self, result, view, step):
-        if result.plane is None:
-            return {"x": [], "y": []}
-        w, b = self._path(result, result.histories[first_shown(view)], slice(step, step + 1))
-        here = bool(value_at(w, 0) and value_at(b, 0))
-        return {"x": value_at(w, 0) if here else [], "y": value_at(b, 0) if here else []}
 
 
 class SumVsMean(WeightChart):
