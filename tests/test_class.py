@@ -26,6 +26,7 @@ import re
 import time
 
 import pytest
+from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 from harness.chromium import CHROMIUM, CHROMIUM_ARGS
 from harness.pages import settled
@@ -40,6 +41,23 @@ MOVES = [("lr", "0.0051"), ("N", "40"), ("B", "3"), ("w0", "-1.5")]  # typed int
 SETTLE_S = 30  # a page whose charts have not caught up by then is behind
 
 
+# What a page holds when its charts did not come: its title, its charts (drawn, or the width of the
+# box they wait for), and the first words of its text (a busy page, a dead kernel's notice).
+PAGE_HELD = """() => ({
+  title: document.title,
+  charts: [...document.querySelectorAll('.scanlab-chart')].map((c) =>
+    c.classList.contains('js-plotly-plot') ? 'drawn' : `waiting (width ${c.clientWidth})`),
+  text: document.body ? document.body.innerText.replace(/\\s+/g, ' ').slice(0, 300) : '',
+})"""
+
+
+async def page_held(page) -> str:
+    try:
+        return str(await page.evaluate(PAGE_HELD))
+    except Exception as error:  # a page that cannot even be read says so
+        return f"the page could not be read ({error})"
+
+
 async def student(playwright, url: str, model: Model, number: int) -> list[str]:
     """One student's visit: open the page, make every move, and say what went wrong (nothing: []).
     `model` is this student's own (harness.pages: it computes the page's runs in its order)."""
@@ -50,9 +68,15 @@ async def student(playwright, url: str, model: Model, number: int) -> list[str]:
         errors = []
         page.on("pageerror", lambda error: errors.append(str(error)))
         await page.goto(url, timeout=300_000, wait_until="commit")
-        await page.wait_for_function(
-            "() => document.querySelectorAll('.js-plotly-plot').length >= 6", timeout=300_000, polling=250
-        )
+        try:
+            await page.wait_for_function(
+                "() => document.querySelectorAll('.js-plotly-plot').length >= 6", timeout=300_000, polling=250
+            )
+        except PlaywrightTimeout:
+            # Say what the page held instead, so that a failure can be told apart from a slow machine.
+            held = await page_held(page)
+            problems.append(f"student {number}, the first page: no 6 charts after 300 s; {held}")
+            return problems + [f"student {number}: {error}" for error in errors]
         wrong, _ = await settled(page, model, lambda settings: True, SETTLE_S)
         if wrong:
             problems.append(f"student {number}, the first page: {wrong}")
@@ -93,8 +117,18 @@ def test_every_page_of_a_class_arriving_at_once_draws_its_own_run(tmp_path):
         deadline = time.monotonic() + 300
         while not READY.search(server.log_text()) and time.monotonic() < deadline:
             time.sleep(0.5)
+        ready = bool(READY.search(server.log_text()))
         found = asyncio.run(visit(server.url))
-    lost = log.read_text(errors="replace").count("Timeout waiting for IOPub output")
+    text = log.read_text(errors="replace")
+    lost = text.count("Timeout waiting for IOPub output")
     assert lost == 0, f"Voila rendered {lost} cells before their outputs arrived"
     behind = sum(bool(problems) for problems in found)
-    assert behind == 0, f"{behind} of {STUDENTS} pages fell behind:\n" + "\n".join(sum(found, []))
+    # The server's warnings and errors go with a failure: a kernel that died, a refused start.
+    said = [line for line in text.splitlines() if re.search(r"\[[WE] |Error|Traceback", line)]
+    came = "came" if ready else "never came"
+    assert behind == 0, (
+        f"{behind} of {STUDENTS} pages fell behind (the ready line {came}):\n"
+        + "\n".join(sum(found, []))
+        + "\nVoila's warnings and errors:\n"
+        + "\n".join(said[-40:])
+    )
