@@ -20,9 +20,9 @@ def computed(model, monkeypatch):
     keys = []
     data_for = model._data_for
 
-    def counting(full, s, batches):
+    def counting(s, x, y, batches):
         keys.append((s.N, s.B, s.seed))
-        return data_for(full, s, batches)
+        return data_for(s, x, y, batches)
 
     monkeypatch.setattr(model, "_data_for", counting)
     return keys
@@ -50,7 +50,7 @@ def test_another_data_set_leaves_nothing_kept_of_the_last(model, computed):
     model.compute(settings)
     model.compute(settings._replace(B=40))
     model.compute(settings._replace(seed=5))
-    assert list(model._data) == [(200, 32)] and model._data_of == Model.theory_key(settings._replace(seed=5))
+    assert list(model._data) == [(200, 32)] and model._data_of == model.theory_key(settings._replace(seed=5))
     model.compute(settings)  # seed 0 again: computed again, on its own data
     assert computed == [(200, 32, 0), (200, 40, 0), (200, 32, 5), (200, 32, 0)] and len(model._data) == 1
 

@@ -11,6 +11,7 @@ import pytest
 from widgets import Explorer
 from widgets.settings import (
     CHOICES,
+    FLAGS,
     DEFAULTS,
     HIDEABLE,
     INTEGERS,
@@ -77,6 +78,10 @@ VALUES = [
     "gaussian",
     "ones",
     "ones\n",
+    "engel",
+    "own",  # a link cannot carry a visitor's file: never the page's data
+    "false",
+    "off",
     "</style><b>x</b>",
     "\\",
     "&",
@@ -114,6 +119,9 @@ def _valid(settings: Settings) -> None:
         if name in CHOICES:
             assert value in CHOICES[name], (name, value)
             continue
+        if name in FLAGS:
+            assert type(value) is bool, (name, value)
+            continue
         low, high = RANGES[name]
         assert type(value) is (int if name in INTEGERS else float), (name, value)
         assert math.isfinite(value) and low <= value <= high, (name, value)
@@ -128,6 +136,7 @@ def test_every_generated_query_gives_valid_settings_and_short_notices(query):
     settings, notices = from_query(query)
     presentation, more = presentation_from_query(query)
     _valid(settings)
+    assert settings.kind != "own", "a link's data are never the visitor's own"
     assert presentation.view in VIEWS and set(presentation.hide) <= set(HIDEABLE)
     for notice in notices + more:
         assert isinstance(notice, str) and len(notice) < 300, notice

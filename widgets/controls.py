@@ -29,6 +29,8 @@ def pin(widget, fixed: dict | None = None) -> None:
     playback range follows N). `set_trait` also restores read-only traits (`_options_labels`)."""
     if fixed is None:
         fixed = {name: getattr(widget, name) for name in PINNED if widget.has_trait(name)}
+    if not fixed:
+        return  # nothing to pin (a checkbox); traitlets reads names=[] as every trait
 
     def restore(change):
         if change["new"] != fixed[change["name"]]:
@@ -113,6 +115,16 @@ def _slider(name: str, step: float, description: str | None = None) -> ipw.Float
     return ipw.FloatSlider(value=value, min=low, max=high, step=step, description=description or name)
 
 
+KIND_LABELS = [("gaussian", "gaussian"), ("ones", "ones"), ("Engel 1857", "engel"), ("your CSV", "own")]
+"""The data menu's labels, by kind (widgets.settings.CHOICES)."""
+assert [kind for _, kind in KIND_LABELS] == list(CHOICES["kind"])
+
+
+def _checkbox(name: str, tooltip: str) -> ipw.Checkbox:
+    """A checkbox labelled with the setting's name, at its default, its label after the box."""
+    return ipw.Checkbox(value=getattr(DEFAULTS, name), description=name, tooltip=tooltip, indent=False)
+
+
 LONG_LABEL = "6em"
 """A label width for the longest names: "optimizer", "momentum", "schedule" in full."""
 
@@ -166,9 +178,12 @@ def controls() -> dict:
             "standard deviation of the noise added to y",
         ),
         "kind": labelled(
-            Choice(options=list(CHOICES["kind"]), value=DEFAULTS.kind, description="data"),
-            "x from a standard normal, or all ones as in the worked example",
+            Menu(options=KIND_LABELS, value=DEFAULTS.kind, description="data"),
+            "x from a standard normal, all ones as in the worked example, Engel's households (income "
+            "and food spending), or your own CSV file",
         ),
+        "standardize": _checkbox("standardize", "x as (x - mean) / std: one lr then suits w and b"),
+        "replace": _checkbox("replace", "use rows again when N x B is more than the rows"),
         "seed": labelled(
             ipw.BoundedIntText(
                 value=DEFAULTS.seed,

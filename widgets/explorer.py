@@ -28,6 +28,7 @@ from widgets.heap import return_freed_memory
 from widgets.hood import UnderTheHood
 from widgets.layout import BESIDE, BESIDE_PROJECTOR, control_panel, for_view, side_by_side, words
 from widgets.model import Model, Result
+from widgets.own_data import REPLACE_WHY, STANDARDIZE_WHY, OwnData
 from widgets.playback import Playback
 from widgets.preheat import wait_for_request
 from widgets.projector import enlarge
@@ -35,11 +36,14 @@ from widgets.script import training_script
 from widgets.settings import (
     DEFAULT_PRESENTATION,
     DEFAULTS,
+    FLAGS,
+    GENERATED_FIELDS,
     PRESETS,
     PYTREE_FIELDS,
     Presentation,
     Settings,
     momentum_used,
+    of_rows,
     page_request,
     pytree,
     sanitize,
@@ -48,6 +52,14 @@ from widgets.settings import (
 from widgets.stability import StabilityPanel
 from widgets.surface import plain_text, plotly_url, send, surface_maker
 from widgets.words import CAPTIONS, REGIME_WORDS, alt_text, caption, notices_html, status_html, step_html
+
+
+def _note(text: str) -> ipw.HTML:
+    """A line of small print under a control."""
+    note = ipw.HTML(html.escape(text), layout={"display": "none"})
+    note.add_class("scanlab-note")
+    return note
+
 
 # The charts that take a row of the page to themselves (widgets.figures.side_by_side), the map included.
 WIDE = frozenset({"stability", *(name for name, chart in CHARTS.items() if chart.wide)})
@@ -77,7 +89,8 @@ class Explorer:
         background: bool = True,
         presentation: Presentation = DEFAULT_PRESENTATION,
     ):
-        settings, problems = sanitize(settings._asdict())
+        self.model = model if model is not None else Model()
+        settings, problems = self._checked(settings._asdict())
         self.presentation = presentation
         # How narrow a chart may be drawn beside another (side_by_side): the projector's need more.
         self.beside = BESIDE_PROJECTOR if self._on_projector else BESIDE
@@ -86,7 +99,6 @@ class Explorer:
             prepare=enlarge if self._on_projector else None,
             config={"toImageButtonOptions": {"filename": "scanlab"}},
         )
-        self.model = model if model is not None else Model()
         self.batch = Batch()  # each callback's widget changes go to the page as one message
         self.access = Access()  # names and keyboard access ipywidgets' views lack (widgets/access.js)
         self.result: Result = self.model.compute(settings)
@@ -99,6 +111,9 @@ class Explorer:
         self.presets = preset_buttons()
         self.defaults_button = defaults_button()
         self.momentum_note = momentum_note()  # why momentum is disabled, while it is
+        # Data of rows: the visitor's own CSV file, and why each of the two flags matters.
+        self.own_data = OwnData(self.model.rows, self._on_own_data)
+        self.flag_notes = {"standardize": _note(STANDARDIZE_WHY), "replace": _note(REPLACE_WHY)}
         self.playback = Playback(settings.N)
         self.play, self.step_slider = self.playback.play, self.playback.slider
         self.step_button, self.reset_button = self.playback.step_button, self.playback.reset_button
@@ -205,6 +220,8 @@ class Explorer:
         `Explorer(settings, notices=notices, base_url=base_url)` builds for them (of the same
         presentation), before the page connects: the page's first state is then theirs."""
         self.base_url = base_url
+        settings, more = self.model.rows.fit(settings)
+        notices = [*notices, *more]
         if settings != self.settings:
             self.model.stability(settings)  # kept, so the map is drawn with the rest, not on the worker
             for figure in self.figures.values():  # axes fitted to the visitor's run, not kept from ours
@@ -223,7 +240,7 @@ class Explorer:
             texts=[self.step_info, self.control_notice],
             share=self.exports.row,
             below=self.exports.below,
-            notes={"momentum": self.momentum_note},
+            notes={"momentum": self.momentum_note, "kind": self.own_data.widget, **self.flag_notes},
             hide=self.presentation.hide,
             projector=self._on_projector,
         )
@@ -314,7 +331,8 @@ class Explorer:
         Values that needed fixing are written back with a notice. Floats rounded to 6 significant
         digits are not: the browser would echo 10**log10(v) again, and the two would ping-pong.
         """
-        settings, notices = sanitize({name: widget.value for name, widget in self.inputs.items()})
+        values = {name: widget.value for name, widget in self.inputs.items()}
+        settings, notices = self._checked(values, self.settings)
         if notices:
             with self._quietly():
                 for name, widget in self.inputs.items():
@@ -322,15 +340,25 @@ class Explorer:
                         widget.value = getattr(settings, name)
         return settings, notices
 
+    def _checked(self, values: dict, previous: Settings = DEFAULTS) -> tuple[Settings, list[str]]:
+        """`sanitize`d settings that the data can give (`Rows.fit`: data of rows may lower N), and
+        a notice per value changed."""
+        settings, notices = sanitize(values)
+        settings, more = self.model.rows.fit(settings, previous)
+        return settings, notices + more
+
     # Callbacks --------------------------------------------------------------------------------
 
     @batched
-    def _on_input(self, change=None) -> None:
+    def _on_input(self, change=None, notices=(), new_data=False) -> None:
+        """The controls read and run; `notices` are said with the run's, and `new_data` (another
+        file of the visitor's) runs even when no control changed."""
         if self._busy:
             return
-        settings, notices = self._read()
+        settings, more = self._read()
+        notices = [*notices, *more]
         previous = self.result.settings
-        if settings == previous and not notices:
+        if settings == previous and not notices and not new_data:
             return  # e.g. the browser echoing a value it rounded
         self.result = self.model.compute(settings)
         if settings.N != previous.N:
@@ -360,6 +388,14 @@ class Explorer:
         for name in self.drawn:
             CHARTS[name].update_marker(self.figures[name], self.result, self.settings.loss, self.step)
         self.step_info.value = step_html(self.result, self.step)
+
+    @batched
+    def _on_own_data(self, notices: list, new: bool) -> None:
+        """A visitor's file read (`new`: run on it, as kind "own") or refused (`notices` say why)."""
+        if new:
+            with self._quietly():
+                self.inputs["kind"].value = "own"
+        self._on_input(notices=notices, new_data=new)
 
     def _pick(self, **fields) -> None:
         """A click on the stability map: go to that cell's lr and B, or lr and momentum (with the
@@ -435,9 +471,18 @@ class Explorer:
         self.inputs["momentum"].disabled = not used
         shown = not used and "momentum" not in self.presentation.hide
         self.momentum_note.layout.display = None if shown else "none"
-        for name in PYTREE_FIELDS:  # the w, b model's controls, while it is chosen
-            hidden = not pytree(self.settings) or name in self.presentation.hide
-            self.inputs[name].layout.display = "none" if hidden else None
+        # The w, b model's controls while it is chosen; generated data's, or data of rows' flags.
+        rows = of_rows(self.settings)
+        for name in {*PYTREE_FIELDS, *GENERATED_FIELDS, *FLAGS}:
+            shown = name not in self.presentation.hide and not (
+                (name in PYTREE_FIELDS and not pytree(self.settings))
+                or (name in GENERATED_FIELDS and rows)
+                or (name in FLAGS and not rows)
+            )
+            self.inputs[name].layout.display = None if shown else "none"
+            if name in self.flag_notes:
+                self.flag_notes[name].layout.display = None if shown else "none"
+        self.own_data.show(self.settings)
         if self.script_button.value:
             self._on_script()
         self.export_links.value = ""  # an export is of the run it was made from

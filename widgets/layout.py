@@ -99,7 +99,8 @@ def control_panel(
             primary,
             # b0, true_b and x_mean are shown under the w, b model only (Explorer._show_texts).
             ipw.VBox(stack("w0", "b0", "true_w", "true_b", "noise", "x_mean"), layout=column),
-            ipw.VBox(stack("loss", "model", "kind", "seed"), layout=column),
+            # The data: under "kind" the visitor's file control; the two flags under data of rows.
+            ipw.VBox(stack("loss", "model", "kind", "standardize", "replace", "seed"), layout=column),
             ipw.VBox(stack("optimizer", "momentum", "schedule"), layout=column),
         ],
         layout={"flex_flow": "row wrap"},

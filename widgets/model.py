@@ -23,7 +23,8 @@ import numpy as np
 
 import core
 from core.contours import Contours, loss_contours, nearest_minimum, valley_ratio
-from widgets.settings import RANGES, Settings, pytree
+from widgets.rows import Rows, stitched_map
+from widgets.settings import RANGES, Settings, of_rows, pytree
 
 LOSSES = ("sum", "mean")
 LANDSCAPE_POINTS = 241
@@ -106,6 +107,7 @@ class Plane(NamedTuple):
     contours: Contours
     floor: float
     valley: float  # core.contours.valley_ratio: how much steeper the valley's walls are than its floor
+    x_centre: float = 0.0  # the mean of the run's x: where the data are centred (data of rows)
 
 
 KEEP_RANGE = 0.6
@@ -186,6 +188,7 @@ class Model:
         max_n, max_b = RANGES["N"][1], RANGES["B"][1]
         self.engine = core.HistoryEngine(max_steps=max_n, max_batch=max_b)
         self.engine.warm_up()
+        self.rows = Rows()  # the example data set and the visitor's own (kinds "engel", "own")
         self._full = None  # _Full: the data of the current data_key (seed, kind, true_w, noise, ...)
         self._draws = None  # ((seed, kind), core.Draws) of _full: x_mean and true_b need no new draw
         # (N, B) -> _Data: what each recent corner of one data set adds, the latest last; that data
@@ -212,23 +215,23 @@ class Model:
     def frame(self, value: list[float] | None) -> None:
         self._frame = None if value is None else [float(value[0]), float(value[1])]
 
-    @staticmethod
-    def data_key(s: Settings) -> tuple:
-        """What the data set depends on: its every (N, B) is a corner of the largest one. x_mean and
-        true_b are the w, b model's: under "w" the data are the lesson's, whatever they say."""
+    def data_key(self, s: Settings) -> tuple:
+        """What the data set depends on: generated, its every (N, B) is a corner of the largest
+        one; of rows, the table, seed and flags (`Rows.key`). x_mean and true_b are the w, b
+        model's: under "w" the data are the lesson's, whatever they say."""
+        if of_rows(s):
+            return self.rows.key(s)
         shift = (s.x_mean, s.true_b) if pytree(s) else (0.0, 0.0)
         return (s.seed, s.kind, s.true_w, s.noise, *shift)
 
-    @staticmethod
-    def theory_key(s: Settings) -> tuple:
+    def theory_key(self, s: Settings) -> tuple:
         """What the kept theory of an (N, B) corner depends on: the data set and the model."""
-        return (*Model.data_key(s), s.model)
+        return (*self.data_key(s), s.model)
 
-    @staticmethod
-    def map_key(s: Settings) -> tuple:
+    def map_key(self, s: Settings) -> tuple:
         """What the stability map depends on: its rows (`s.map`), N, w0 and the data; B too for the
         lr x momentum map. Not lr, momentum or the loss, which only move its marker."""
-        key = (s.map, s.N, s.w0, s.model, *Model.data_key(s)) + ((s.b0,) if pytree(s) else ())
+        key = (s.map, s.N, s.w0, s.model, *self.data_key(s)) + ((s.b0,) if pytree(s) else ())
         return key + (s.B,) if s.map == "momentum" else key
 
     @staticmethod
@@ -243,25 +246,40 @@ class Model:
         with self._map_lock:
             found = self.kept_stability(s)
             if found is None:
-                full = self._full_for(s).batches
-                if pytree(s):
-                    found = self._pytree_stability(s, full)
-                elif s.map == "momentum":
-                    found = core.momentum_map(full, MAP_LRS, MAP_MOMENTA, batch_size=s.B, w0=s.w0, n=s.N)
+                if s.map == "momentum":
+                    batches = self.engine.pad(*self.rows.cut(s)) if of_rows(s) else self._full_for(s).batches
+                    found = self._momentum_map_of(s, batches)
+                elif of_rows(s):
+                    # Each batch size on its own cut of the rows, blank where they cannot fill it.
+                    columns = [
+                        self._map_of(s, self.engine.pad(*self.rows.cut(s, int(b))), [int(b)])
+                        if self.rows.fills(s, b)
+                        else None
+                        for b in MAP_BATCH_SIZES
+                    ]
+                    found = stitched_map(columns, MAP_LRS, MAP_BATCH_SIZES)
                 else:
-                    found = core.stability_map(full, MAP_LRS, MAP_BATCH_SIZES, w0=s.w0, n=s.N)
+                    found = self._map_of(s, self._full_for(s).batches, MAP_BATCH_SIZES)
                 setattr(self, self._map_slot(s), (self.map_key(s), found))
             return found
 
     @staticmethod
-    def _pytree_stability(s: Settings, full: core.PaddedBatches):
-        """`stability` for the w, b model: the same grids, the runs of the pytree carry."""
-        params0 = {"w": s.w0, "b": s.b0}
-        if s.map == "momentum":
+    def _map_of(s: Settings, batches: core.PaddedBatches, batch_sizes) -> core.StabilityMap:
+        """The lr x B map of `batches` at `batch_sizes`, for `s`'s model and start."""
+        if pytree(s):
+            params0 = {"w": s.w0, "b": s.b0}
+            return core.pytree_stability_map(batches, MAP_LRS, batch_sizes, params0=params0, n=s.N)
+        return core.stability_map(batches, MAP_LRS, batch_sizes, w0=s.w0, n=s.N)
+
+    @staticmethod
+    def _momentum_map_of(s: Settings, batches: core.PaddedBatches) -> core.MomentumMap:
+        """The lr x momentum map of `batches` at s.B, for `s`'s model and start."""
+        if pytree(s):
+            params0 = {"w": s.w0, "b": s.b0}
             return core.pytree_momentum_map(
-                full, MAP_LRS, MAP_MOMENTA, batch_size=s.B, params0=params0, n=s.N
+                batches, MAP_LRS, MAP_MOMENTA, batch_size=s.B, params0=params0, n=s.N
             )
-        return core.pytree_stability_map(full, MAP_LRS, MAP_BATCH_SIZES, params0=params0, n=s.N)
+        return core.momentum_map(batches, MAP_LRS, MAP_MOMENTA, batch_size=s.B, w0=s.w0, n=s.N)
 
     def kept_stability(self, s: Settings) -> core.StabilityMap | core.MomentumMap | None:
         """The map `stability(s)` returns when it is kept already (the last of its kind), else None.
@@ -295,9 +313,10 @@ class Model:
                 self._full = _Full(key, batches, np.asarray(batches.x), np.asarray(batches.y))
             return self._full
 
-    def _data_for(self, full: _Full, s: Settings, batches: core.PaddedBatches) -> _Data:
-        """The float64 theory of `s`'s (N, B) corner of `full` (NumPy: it runs while the scan does)."""
-        moments = core.moments(full.x[: s.N, : s.B], full.y[: s.N, : s.B])
+    @staticmethod
+    def _data_for(s: Settings, x: np.ndarray, y: np.ndarray, batches: core.PaddedBatches) -> _Data:
+        """The float64 theory of `s`'s (N, B) batches x, y (NumPy: it runs while the scan does)."""
+        moments = core.moments(x, y)
         if pytree(s):
             w_star, b_star = core.optimum(moments, intercept=True)
             return _Data(moments, batches, w_star, core.critical_lrs(moments, intercept=True), b_star)
@@ -312,18 +331,22 @@ class Model:
         if data is not None:
             self._data.move_to_end(corner)
             batches = data.batches
+        elif of_rows(s):  # cut on its own (widgets.rows), s fitted to the rows by the caller
+            x, y = self.rows.cut(s)
+            batches = self.engine.pad(x, y)
         else:
             full = self._full_for(s)
             batches = self.engine.corner(full.batches, s.N, s.B)
+            x, y = full.x[: s.N, : s.B], full.y[: s.N, : s.B]
         if pytree(s):
             if data is None:
-                data = self._keep(corner, self._data_for(full, s, batches))
+                data = self._keep(corner, self._data_for(s, x, y, batches))
             return self._compute_pytree(s, data, batches)
         # The scan is dispatched first and collected last: JAX runs it on its own threads while the
         # NumPy theory below is computed.
         collect = self.engine.start(s.w0, s.lr, batches)
         if data is None:
-            data = self._keep(corner, self._data_for(full, s, batches))
+            data = self._keep(corner, self._data_for(s, x, y, batches))
         factors = {loss: core.step_factors(s.lr, data.moments, loss=loss) for loss in LOSSES}
         regimes = {loss: core.regime(s.lr, data.moments, loss=loss) for loss in LOSSES}
         optimized = schedule = None
@@ -435,6 +458,7 @@ class Model:
         reach = 2.0 * max(frame[0][1] - frame[0][0], frame[1][1] - frame[1][0])
         contours = loss_contours(moments, centre, excess, reach=reach)
         levels = contours._replace(levels=contours.levels + floor)
-        plane = Plane(frame[0], frame[1], levels, floor, valley_ratio(moments))
+        x_centre = float(np.sum(moments.sx) / (moments.sx.size * moments.batch_size))
+        plane = Plane(frame[0], frame[1], levels, floor, valley_ratio(moments), x_centre)
         self._picture = (key, plane)
         return plane

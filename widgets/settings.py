@@ -43,6 +43,10 @@ class Settings(NamedTuple):
     b0: float = 0.0
     true_b: float = 0.0
     x_mean: float = 0.0
+    # Data of rows (kind "engel", the example data set, or "own", a visitor's CSV): x standardised
+    # or not, and whether N x B over the rows uses rows again (else N is lowered to fit).
+    standardize: bool = False
+    replace: bool = False
 
 
 DEFAULTS = Settings()
@@ -63,13 +67,22 @@ RANGES = {
 }
 CHOICES = {
     "loss": ("sum", "mean", "both"),
-    "kind": ("gaussian", "ones"),
+    "kind": ("gaussian", "ones", "engel", "own"),
     "optimizer": OPTIMIZERS,
     "schedule": SCHEDULES,
     "map": ("B", "momentum"),
     "model": ("w", "w,b"),
 }
 INTEGERS = ("N", "B", "seed")
+FLAGS = ("standardize", "replace")
+"""The on/off settings: a checkbox each, "true" or "false" in a link."""
+
+ROW_KINDS = ("engel", "own")
+"""The kinds of data that are rows of a table, cut into batches (`core.batches_from_rows`): the
+example data set and a visitor's own CSV file. The generated kinds draw x and y instead."""
+
+GENERATED_FIELDS = ("true_w", "noise", "true_b", "x_mean")
+"""The controls that shape generated data, which data of rows do not read (hidden for them)."""
 
 
 PYTREE_FIELDS = ("b0", "true_b", "x_mean")
@@ -79,6 +92,11 @@ PYTREE_FIELDS = ("b0", "true_b", "x_mean")
 def pytree(settings: Settings) -> bool:
     """Whether the carry is the parameter pytree {"w", "b"} (the model y = w*x + b)."""
     return settings.model == "w,b"
+
+
+def of_rows(settings: Settings) -> bool:
+    """Whether the data are rows of a table (`ROW_KINDS`) rather than generated."""
+    return settings.kind in ROW_KINDS
 
 
 def momentum_used(settings: Settings) -> bool:
@@ -189,6 +207,19 @@ def _choice(name: str, raw, notices: list[str]) -> str:
     return default
 
 
+_TRUE, _FALSE = ("true", "1", "yes", "on"), ("false", "0", "no", "off")
+
+
+def _flag(name: str, raw, notices: list[str]) -> bool:
+    if isinstance(raw, (bool, int)) and raw in (0, 1):  # a checkbox's value (True is 1)
+        return bool(raw)
+    if isinstance(raw, str) and raw.lower() in _TRUE + _FALSE:
+        return raw.lower() in _TRUE
+    default = getattr(DEFAULTS, name)
+    notices.append(f"{name}={_quote(raw)} is not true or false; using {str(default).lower()}.")
+    return default
+
+
 def sanitize(values: dict) -> tuple[Settings, list[str]]:
     """Settings from loosely typed values (missing keys take defaults), and a notice per fix."""
     notices: list[str] = []
@@ -198,6 +229,8 @@ def sanitize(values: dict) -> tuple[Settings, list[str]]:
             fields[name] = getattr(DEFAULTS, name)
         elif name in CHOICES:
             fields[name] = _choice(name, values[name], notices)
+        elif name in FLAGS:
+            fields[name] = _flag(name, values[name], notices)
         else:
             fields[name] = _number(name, values[name], notices)
     return Settings(**fields), notices
@@ -253,6 +286,13 @@ def presentation_from_query(query: str) -> tuple[Presentation, list[str]]:
     return Presentation(view, tuple(name for name in HIDEABLE if name in hidden)), notices[:10]
 
 
+OWN_DATA_LINK = (
+    "This link was made with the visitor's own data, which a link cannot carry; this page uses the "
+    f"default data ({DEFAULTS.kind}). Upload the same CSV file to see their run."
+)
+"""The notice of a link whose data were the visitor's own (kind=own)."""
+
+
 def from_query(query: str) -> tuple[Settings, list[str]]:
     """Settings from a URL query string such as `lr=0.1&N=50&preset=diverging`.
 
@@ -280,6 +320,9 @@ def from_query(query: str) -> tuple[Settings, list[str]]:
         else:
             notices.append(f"Unknown parameter {_quote(key)} ignored.")
     settings, problems = sanitize(values)
+    if settings.kind == "own":
+        settings = settings._replace(kind=DEFAULTS.kind)
+        problems.append(OWN_DATA_LINK)
     return settings, notices + problems
 
 
@@ -288,7 +331,14 @@ def to_query(settings: Settings, presentation: Presentation = DEFAULT_PRESENTATI
     default) and `presentation` (when not the default)."""
     always = ("lr", "N", "B", "loss")
     pairs = [
-        (name, f"{value:.6g}" if isinstance(value, float) else value)
+        (
+            name,
+            str(value).lower()
+            if isinstance(value, bool)
+            else f"{value:.6g}"
+            if isinstance(value, float)
+            else value,
+        )
         for name, value in settings._asdict().items()
         if name in always or value != getattr(DEFAULTS, name)
     ]

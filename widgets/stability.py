@@ -31,7 +31,7 @@ import plotly.graph_objects as go
 from widgets.batch import or_unbatched
 from widgets.chart import COLORS, base_layout, plottable
 from widgets.model import LOSSES, MAP_BATCH_SIZES, MAP_LRS, MAP_MOMENTA, Model
-from widgets.settings import Settings, pytree
+from widgets.settings import Settings, of_rows, pytree
 from widgets.surface import send
 
 # Cells are placed at (log10 lr, log2 B) or (log10 lr, momentum) on linear axes, labelled in lr and
@@ -352,6 +352,20 @@ PYTREE_KEY = (
 )
 """KEY under the w, b model."""
 
+BLANK_ROWS = (
+    " Blank rows: batch sizes whose N batches need more rows than the data have (tick replace to use "
+    "rows again)."
+)
+"""Said under the lr x B map of data of rows without replace (widgets.rows.stitched_map)."""
+
+
+def map_key_text(settings: Settings) -> str:
+    """The words under the map: what its symbols mean, for the model and the data."""
+    text = PYTREE_KEY if pytree(settings) else KEY
+    if of_rows(settings) and not settings.replace and settings.map == "B":
+        text += BLANK_ROWS
+    return text
+
 
 class StabilityPanel:
     """The map's figure and a line saying whether it is current; `widget` is what a page shows, with
@@ -368,7 +382,7 @@ class StabilityPanel:
         self._pick = pick
         self._batch = or_unbatched(batch)  # the caller's widgets.batch.Batch: its changes go as one
         self._lock = threading.Lock()
-        self._wanted = Model.map_key(settings)  # the key of the newest request
+        self._wanted = model.map_key(settings)  # the key of the newest request
         self._asked = -math.inf  # when it came (time.monotonic)
         self._settings = settings
         self._executor = concurrent.futures.ThreadPoolExecutor(1, "stability-map") if background else None
@@ -382,7 +396,7 @@ class StabilityPanel:
         # The title's symbols in words, under the map (a title does not wrap, and a phone has room
         # for no more of it). Styled as a caption, but it never changes: not one of the captions
         # that follow each move.
-        self.key = ipw.HTML(PYTREE_KEY if pytree(settings) else KEY)
+        self.key = ipw.HTML(map_key_text(settings))
         self.key.add_class("scanlab-key")
         self.widget = ipw.VBox(
             [*([control] if control is not None else []), self.status, self.figure, self.key]
@@ -407,9 +421,9 @@ class StabilityPanel:
 
     def follow(self, settings: Settings) -> None:
         """Move the marker; recompute the map (in the background) when what it shows changed."""
-        key = Model.map_key(settings)
+        key = self.model.map_key(settings)
         now = time.monotonic()
-        self.key.value = PYTREE_KEY if pytree(settings) else KEY  # sent when the model changes only
+        self.key.value = map_key_text(settings)  # sent when it changes only
         with self._lock:
             self._settings = settings
             changed = key != self._wanted

@@ -17,7 +17,7 @@ import numpy as np
 from widgets.chart import first_shown, shown
 from widgets.figures import run_name
 from widgets.model import LOSSES, Result, overlaid
-from widgets.settings import pytree
+from widgets.settings import of_rows, pytree
 
 REGIME_WORDS = {
     "stalled": "not moving (lr = 0 or every x is 0)",
@@ -192,8 +192,10 @@ def _plane(r: Result, view: str) -> str:
         )
     else:
         shape = f"the valley is round enough ({valley:.2g}:1) for plain steps to head straight down"
+    # Generated x is drawn around x_mean; the rows of a table have the mean they have.
+    centre = f"{r.plane.x_centre:.3g}" if of_rows(r.settings) else f"{r.settings.x_mean:g}"
     return (
-        f"{_optimum(r)}, x centred at {r.settings.x_mean:g}: {shape}. Critical lr (the largest lr the "
+        f"{_optimum(r)}, x centred at {centre}: {shape}. Critical lr (the largest lr the "
         f"walls allow): {critical}"
     )
 

@@ -1,0 +1,198 @@
+"""Data of rows in the explorer, without a browser: the example data set and a visitor's CSV file run
+as core cuts them; a bad file gets its sentence on the page and changes nothing; N x B beyond the rows
+is lowered (or rows used again); the map runs each batch size on its own cut; a link cannot carry a
+file; moves on data of rows compile nothing."""
+
+import numpy as np
+import pytest
+
+import core
+from tests.test_own_data import BAD_FILES
+from widgets import Explorer
+from widgets.model import MAP_BATCH_SIZES, MAP_LRS, Model
+from widgets.own_data import UPLOAD_LABEL
+from widgets.settings import DEFAULTS, OWN_DATA_LINK, Settings, from_query
+
+GOOD = b"height,weight,name\n" + b"".join(
+    f"{1.5 + i / 100},{50 + 0.9 * i + i % 5},p{i}\n".encode() for i in range(40)
+)
+
+
+def send_file(explorer: Explorer, name: str, content: bytes) -> None:
+    """What the page's file control sends for a chosen file (widgets/upload.js)."""
+    message = {"kind": "file", "name": name, "size": len(content)}
+    explorer.own_data._received(explorer.own_data.upload, message, [memoryview(content)])
+
+
+@pytest.fixture
+def explorer():
+    return Explorer(background=False)
+
+
+def _weights(explorer):
+    return {loss: h.weights.copy() for loss, h in explorer.result.histories.items()}
+
+
+def test_the_example_data_run_as_core_cuts_them_and_n_is_lowered_to_fit():
+    explorer = Explorer(Settings(kind="engel", N=100, B=16, lr=0.02), background=False)
+    s = explorer.settings
+    assert (s.N, s.B) == (235 // 16, 16) and explorer.inputs["N"].value == 14
+    assert "N lowered to 14" in explorer.notice.value and "235" in explorer.notice.value
+    table = core.load_example()
+    x, y = core.batches_from_rows(table.x, table.y, 14, 16, seed=0)
+    expected = core.training_history(0.0, 0.02, x, y)
+    np.testing.assert_array_equal(explorer.result.histories["sum"].weights, expected.weights)
+    # The generated data's controls are hidden, the two flags and the data's line shown.
+    shown = {
+        name: explorer.inputs[name].layout.display for name in ("true_w", "noise", "standardize", "replace")
+    }
+    assert shown == {"true_w": "none", "noise": "none", "standardize": None, "replace": None}
+    assert "235 households" in explorer.own_data.line.value
+
+
+def test_the_example_data_fit_the_float64_least_squares_line():
+    explorer = Explorer(Settings(kind="engel", model="w,b", replace=True, N=235, B=1), background=False)
+    table = core.load_example()
+    # The run's data are float32 (as the engine's); their float64 least squares is the result's w*, b*,
+    # and within float32's rounding of the file's own.
+    for x, y, rel in [
+        (table.x, table.y, 1e-6),
+        (table.x.astype(np.float32), table.y.astype(np.float32), 1e-9),
+    ]:
+        design = np.stack([x, np.ones_like(x)], axis=1).astype(np.float64)
+        (w, b), *_ = np.linalg.lstsq(design, y.astype(np.float64), rcond=None)
+        # Every row once (N x B = 235 x 1, one pass): the run's optimum is the whole data set's.
+        assert explorer.result.w_star == pytest.approx(w, rel=rel)
+        assert explorer.result.b_star == pytest.approx(b, rel=rel)
+    assert explorer.result.w_star == pytest.approx(0.485, abs=5e-4)  # data/README.md's line
+
+
+def test_replace_uses_rows_again_and_standardize_centres_x(explorer):
+    explorer.apply(DEFAULTS._replace(kind="engel", N=100, B=16, replace=True, standardize=True))
+    assert (explorer.settings.N, explorer.settings.B) == (100, 16) and "lowered" not in explorer.notice.value
+    table = core.load_example()
+    x, y = core.batches_from_rows(table.x, table.y, 100, 16, seed=0, replace=True, standardize=True)
+    np.testing.assert_array_equal(
+        explorer.result.histories["mean"].weights, core.training_history(0.0, 0.01, x, y, loss="mean").weights
+    )
+
+
+def test_a_visitors_file_runs_and_its_columns_can_be_chosen(explorer):
+    send_file(explorer, "mine.csv", GOOD)
+    s = explorer.settings
+    assert s.kind == "own" and explorer.inputs["kind"].value == "own"
+    assert "mine.csv: 40 rows, x = height, y = weight" in explorer.own_data.line.value
+    assert "“name”" in explorer.own_data.line.value  # the text column left out, and said
+    table = core.parse_csv(GOOD)
+    x, y = core.batches_from_rows(table.x, table.y, s.N, s.B, seed=s.seed)
+    np.testing.assert_array_equal(
+        explorer.result.histories["sum"].weights, core.training_history(s.w0, s.lr, x, y).weights
+    )
+    # Two columns of numbers: nothing to choose. Three: the menus, and another choice reruns.
+    assert explorer.own_data.columns.layout.display == "none"
+    send_file(explorer, "three.csv", b"a,b,c\n1,2,3\n2,4,7\n3,6,8\n4,8,1\n")
+    assert explorer.own_data.columns.layout.display is None
+    assert list(explorer.own_data.x.options) == ["a", "b", "c"]
+    explorer.own_data.y.value = "c"
+    assert explorer.model.rows.table("own").y_name == "c"
+    assert "x = a, y = c" in explorer.own_data.line.value
+
+
+@pytest.mark.parametrize("name", BAD_FILES)
+def test_a_bad_file_is_said_on_the_page_and_changes_nothing(explorer, name):
+    send_file(explorer, "mine.csv", GOOD)
+    before, result = explorer.settings, _weights(explorer)
+    content, expected = BAD_FILES[name]
+    send_file(explorer, "bad.csv", content)
+    notice = explorer.control_notice.value
+    assert "bad.csv" in notice and "The data stay as they were" in notice
+    assert core.own_data.DataError.__name__ not in notice  # a sentence, not a traceback
+    assert explorer.settings == before
+    for loss, weights in result.items():
+        np.testing.assert_array_equal(explorer.result.histories[loss].weights, weights)
+    assert "mine.csv" in explorer.own_data.line.value
+
+
+def test_a_file_over_the_size_limit_is_refused_whether_the_browser_sent_it_or_not(explorer):
+    before = explorer.settings
+    explorer.own_data._received(None, {"kind": "too_big", "name": "big.csv", "size": 9_000_000}, [])
+    assert "big.csv is 9.0 MB; a file may be at most 5 MB (5,000,000 bytes)" in explorer.control_notice.value
+    content = b"x,y\n" + b"1,2\n" * (core.MAX_BYTES // 4 + 1)  # past the limit, sent anyway
+    send_file(explorer, "sent.csv", content)
+    assert f"sent.csv is {len(content):,} bytes; a file may be at most 5 MB" in explorer.control_notice.value
+    assert explorer.settings == before
+
+
+def test_messages_the_page_never_sends_are_ignored(explorer):
+    before = explorer.settings
+    for message, buffers in [
+        ("file", []),
+        ({"kind": "file"}, []),
+        ({"kind": "file", "name": "a.csv"}, [b"x,y\n1,2\n", b"more"]),
+        ({"kind": "other"}, [b"x,y\n1,2\n3,4\n"]),
+        ([], []),
+    ]:
+        explorer.own_data._received(None, message, buffers)
+    assert explorer.settings == before and explorer.control_notice.value == ""
+
+
+def test_choosing_your_csv_before_any_file_keeps_the_data_and_says_why(explorer):
+    explorer.inputs["kind"].value = "engel"
+    explorer.inputs["kind"].value = "own"
+    assert explorer.settings.kind == "engel" and explorer.inputs["kind"].value == "engel"
+    assert "There is no CSV file of yours yet" in explorer.control_notice.value
+    assert UPLOAD_LABEL.split(" (")[0] in explorer.control_notice.value
+
+
+def test_a_link_made_with_own_data_says_so_and_uses_the_default_data():
+    settings, notices = from_query("lr=0.05&kind=own&N=20")
+    assert settings.kind == DEFAULTS.kind and settings.lr == 0.05 and settings.N == 20
+    assert notices == [OWN_DATA_LINK]
+    explorer = Explorer(background=False)
+    send_file(explorer, "mine.csv", GOOD)
+    assert "kind=own" in explorer.share.value  # the link says what it cannot carry
+
+
+def test_the_map_runs_each_batch_size_on_its_own_cut():
+    model = Model()
+    s = Settings(kind="engel", N=10, B=16, w0=0.5)
+    found = model.stability(s)
+    table = core.load_example()
+    for k, b in enumerate(MAP_BATCH_SIZES):
+        b = int(b)
+        if 10 * b > 235:  # the rows cannot fill it: a blank row
+            assert np.isnan(found.log10_error["sum"][k]).all() and not found.diverged["sum"][k].any()
+            continue
+        batches = model.engine.pad(*core.batches_from_rows(table.x, table.y, 10, b, seed=0))
+        one = core.stability_map(batches, MAP_LRS, [b], w0=0.5, n=10)
+        for loss in ("sum", "mean"):
+            np.testing.assert_array_equal(found.log10_error[loss][k], one.log10_error[loss][0])
+            np.testing.assert_array_equal(found.diverged[loss][k], one.diverged[loss][0])
+    assert np.isnan(found.log10_error["sum"]).all(axis=1).sum() == sum(
+        10 * int(b) > 235 for b in MAP_BATCH_SIZES
+    )
+    with_replace = model.stability(s._replace(replace=True))
+    assert not np.isnan(with_replace.critical_lr["sum"]).any()
+
+
+def test_moves_on_data_of_rows_compile_nothing(count_compiles):
+    explorer = Explorer(Settings(kind="engel", replace=True), background=False)
+    rng = np.random.default_rng(7)
+    for model in ("w", "w,b"):  # each model's runs and maps once
+        explorer.apply(explorer.settings._replace(model=model))
+        explorer.apply(explorer.settings._replace(model=model, map="momentum"))
+        explorer.apply(explorer.settings._replace(model=model, map="B"))
+    with count_compiles() as compiles:
+        for _ in range(12):
+            explorer.apply(
+                explorer.settings._replace(
+                    lr=float(rng.choice([0.001, 0.01, 0.05])),
+                    N=int(rng.integers(1, 300)),
+                    B=int(rng.integers(1, 64)),
+                    w0=float(rng.uniform(-2, 2)),
+                    seed=int(rng.integers(0, 5)),
+                    standardize=bool(rng.integers(0, 2)),
+                    model=str(rng.choice(["w", "w,b"])),
+                )
+            )
+    assert compiles == []

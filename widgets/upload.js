@@ -1,0 +1,34 @@
+// A file control for a CSV file: the browser reads the chosen file and sends its bytes to the
+// kernel in one message (widgets/own_data.py). A file over `max_bytes` is refused here, unsent:
+// a message that large could close the page's connection to its kernel.
+export default {
+  render({ model, el }) {
+    const label = document.createElement("label");
+    label.className = "scanlab-upload";
+    const words = document.createElement("span");
+    words.textContent = model.get("description");
+    const input = document.createElement("input");
+    input.type = "file";
+    input.accept = ".csv,.tsv,.txt,text/csv,text/plain";
+    label.append(words, input);
+    el.append(label);
+    const update = () => {
+      input.disabled = model.get("disabled");
+    };
+    update();
+    model.on("change:disabled", update);
+    input.addEventListener("change", async () => {
+      const file = input.files && input.files[0];
+      if (!file) return;
+      const about = { name: file.name, size: file.size };
+      if (file.size > model.get("max_bytes")) {
+        model.send({ kind: "too_big", ...about });
+      } else {
+        const bytes = await file.arrayBuffer();
+        model.send({ kind: "file", ...about }, undefined, [bytes]);
+      }
+      input.value = ""; // the same file chosen again is read again
+    });
+    return () => model.off("change:disabled", update);
+  },
+};
