@@ -209,7 +209,10 @@ def critical_lr(x_batches, *, loss="sum", momentum=0.0, intercept=False) -> floa
     2x2 matrix A_k = I - c*lr*H_k, H_k = [[S_k, X_k], [X_k, B]] (X_k = sum(x_k)), and a heavy-ball
     step maps (e_w, e_b, t_w, t_b) by the 4x4 matrix [[A_k, -lr*m*I], [c*H_k, m*I]]. The critical
     lr is the smallest one at which the spectral radius of the N steps' product reaches 1, found by
-    the same grid search as with momentum. For identical batches it is exactly
+    the same grid search as with momentum, a product counting as grown once the log of its spectral
+    radius passes 16*N ulps (`regime`'s two-cycle tolerance): with a large |mean(x)| the shallow
+    direction contracts by less than float64 resolves, so nearer 0 rounding decides the sign. For
+    identical batches it is exactly
     2(1 + m) / (c * lambda_max(H)): lr < 2/(c * lambda_max) for plain gradient descent. When every
     x is the same value, all H_k share one null direction, along which no step moves (b and w trade
     off exactly); it is left out and the same closed form holds. A larger |mean(x)| makes H's

@@ -3,6 +3,7 @@ intercept=True) against float64 loops over the data, numpy's eigenvalues and pro
 matrices multiplied out; without an intercept, the lesson's numbers bit for bit."""
 
 import re
+from fractions import Fraction
 
 import jax
 import numpy as np
@@ -229,3 +230,99 @@ def test_the_intercept_theory_needs_the_sums_of_x():
             function(0.1, m, intercept=True)
     with pytest.raises(ValueError, match="lr must be finite"):
         core.regime(float("nan"), np.ones((3, 2), np.float32), intercept=True)
+
+
+# The critical lr with momentum and an intercept, against exact arithmetic: a float64 product of
+# the 4x4 heavy-ball steps cannot tell a contraction of less than an ulp a pass from growth, which
+# is the case the search got wrong (a shallow direction when |mean(x)| dwarfs the spread).
+
+
+def _as_integers(values):
+    """Integers n_i and one power of two d with values_i == n_i / d exactly (finite floats)."""
+    fractions = [Fraction(float(v)) for v in values]
+    d = max(f.denominator for f in fractions)
+    return [f.numerator * (d // f.denominator) for f in fractions], d
+
+
+def _times(a, b):
+    return [[sum(a[i][j] * b[j][k] for j in range(4)) for k in range(4)] for i in range(4)]
+
+
+def exactly_contracts(u, data, momentum):
+    """Exactly whether every eigenvalue of the N heavy-ball steps' product at sum-loss rate u lies
+    inside the unit circle: the steps [[I - 2u*H_k, -u*m*I], [2H_k, m*I]] in integers (scaled by
+    d**2), the characteristic polynomial by Faddeev-LeVerrier, then the Schur-Cohn test."""
+    (nu, nm, nb, *sums), d = _as_integers([u, momentum, data.batch_size, *data.sxx, *data.sx])
+    steps = len(data.sxx)
+    product = None
+    for s, x in zip(sums[:steps], sums[steps:], strict=True):
+        h11, h12, h22 = 2 * s, 2 * x, 2 * nb
+        step = [
+            [d * d - nu * h11, -nu * h12, -nu * nm, 0],
+            [-nu * h12, d * d - nu * h22, 0, -nu * nm],
+            [h11 * d, h12 * d, nm * d, 0],
+            [h12 * d, h22 * d, 0, nm * d],
+        ]
+        product = step if product is None else _times(step, product)
+    # det(zI - product): c[0] + c[1] z + ... + c[4] z**4, exact (every division leaves no remainder).
+    c, m = [0, 0, 0, 0, 1], [[0] * 4 for _ in range(4)]
+    for k in range(1, 5):
+        m = [
+            [e + (c[5 - k] if i == j else 0) for j, e in enumerate(row)]
+            for i, row in enumerate(_times(product, m))
+        ]
+        trace = -sum(_times(product, m)[i][i] for i in range(4))
+        assert trace % k == 0
+        c[4 - k] = trace // k
+    # The true product is the integer one over d**(2N): its eigenvalues z are those over that scale.
+    scale = d ** (2 * steps)
+    poly = [c[k] * scale**k for k in range(5)]
+    while len(poly) > 1:  # Schur-Cohn: each reduction keeps the roots' count inside the circle
+        first, last = poly[0], poly[-1]
+        if abs(first) >= abs(last):
+            return False
+        poly = [last * poly[i] - first * poly[-1 - i] for i in range(len(poly))][1:]
+    return True
+
+
+def nearly_identical(x_mean, spread, n=12, b=8):
+    """Moments of n copies of one batch, every other copy's S_k one ulp larger: no longer identical,
+    so the general search runs, but the closed form still holds to ~1e-15."""
+    x = np.random.default_rng(7).normal(x_mean, spread, (1, b)).repeat(n, axis=0)
+    data = core.moments(x)
+    sxx = np.where(np.arange(n) % 2 == 1, np.nextafter(data.sxx, np.inf), data.sxx)
+    return data._replace(sxx=sxx)
+
+
+@pytest.mark.parametrize(("x_mean", "spread"), [(0, 1), (3, 1), (5, 1), (20, 1), (1000, 1), (1000, 0.01)])
+@pytest.mark.parametrize("momentum", [0.0, 0.5, 0.9])
+@pytest.mark.parametrize("loss", ["sum", "mean"])
+def test_critical_lr_with_an_intercept_and_momentum_for_near_identical_batches(
+    x_mean, spread, momentum, loss
+):
+    # Heavy ball on a quadratic converges iff lr * c * lambda_max < 2 (1 + momentum).
+    data = nearly_identical(x_mean, spread)
+    s, x, b = float(data.sxx[0]), float(data.sx[0]), float(data.batch_size)
+    largest = (s + b) / 2 + np.hypot((s - b) / 2, x)
+    c = 2.0 / b if loss == "mean" else 2.0
+    expected = 2 * (1 + momentum) / (c * largest)
+    got = core.critical_lr(data, loss=loss, momentum=momentum, intercept=True)
+    assert got == pytest.approx(expected, rel=1e-9)
+    assert core.critical_lrs(data, momentum=momentum, intercept=True)[loss] == got
+
+
+@pytest.mark.parametrize(("x_mean", "spread"), [(0, 1), (3, 1), (5, 1), (20, 1), (1000, 1), (1000, 0.01)])
+@pytest.mark.parametrize("momentum", [0.0, 0.5, 0.9])
+def test_critical_lr_with_an_intercept_and_momentum_against_exact_arithmetic(x_mean, spread, momentum):
+    x = np.random.default_rng(int(x_mean) + 11).normal(x_mean, spread, (16, 8))
+    data = core.moments(x)
+    u = core.critical_lr(data, momentum=momentum, intercept=True)  # sum loss: u is the rate itself
+    # Just above, the product does not contract; just below, it does. Where the crossing is flat
+    # (x_mean = 1000, momentum 0.9: the log radius within 1e-13 of 0 for a band of rates 1e-6 wide)
+    # the search, which counts growth within rounding's reach as none, lands up to 2e-6 above it.
+    assert not exactly_contracts(u * (1 + 1e-9), data, momentum)
+    assert exactly_contracts(u * (1 - 1e-5), data, momentum)
+    # And none of 24 rates below it (down to a thousandth) fails to contract. (A window of growth
+    # narrower than the search's first grid can still hide between them: `critical_lr` says so.)
+    for rate in np.geomspace(u / 1000, u * (1 - 1e-5), 24):
+        assert exactly_contracts(rate, data, momentum), rate / u
