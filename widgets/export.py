@@ -1,5 +1,6 @@
-"""Exports of the current run: its numbers as CSV, its charts as one standalone HTML file, the
-script; and the explorer's export bar that offers them with the share link (`ExportBar`).
+"""Exports of the current run: its numbers as CSV (and, under data of rows, the rows as CSV too),
+its charts as one standalone HTML file, the script; and the explorer's export bar that offers them
+with the share link (`ExportBar`).
 
 PNG stays in each chart's own toolbar (Plotly's camera button, widgets.surface.TOOLBAR)."""
 
@@ -16,10 +17,11 @@ import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
 
+import core
 from widgets.figures import run_name
 from widgets.layout import BESIDE
 from widgets.model import LOSSES, Result
-from widgets.script import FILENAME
+from widgets.script import DATA_FILENAME, FILENAME
 from widgets.settings import Settings, pytree
 from widgets.surface import TOOLBAR, Surface
 
@@ -63,6 +65,19 @@ def run_csv(result: Result) -> str:
             writer.writerow(
                 [name, mode, len(h.losses), *map(_number, final), *[""] * (len(columns) - len(final) + 1)]
             )
+    return out.getvalue()
+
+
+def data_csv(table: core.Table) -> str:
+    """The data of rows as a CSV file (DATA_FILENAME, which a script of more rows than it holds
+    reads): a header row `x_name,y_name`, then each row's x and y in the file's order, every value
+    as repr writes it. `core.parse_csv` reads it back to an identical table (x and y equal, the same
+    names), and so to the same run; only names that are both written as numbers are not read back as
+    a header."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow([table.x_name, table.y_name])
+    writer.writerows(zip(map(repr, table.x.tolist()), map(repr, table.y.tolist()), strict=True))
     return out.getvalue()
 
 
@@ -199,10 +214,14 @@ class ExportBar:
             self.script_text.value = script
             self.script_links.value = script_links(script)
 
-    def offer_csv(self, result: Result) -> None:
-        """A download link for the run's numbers (`run_csv`)."""
+    def offer_csv(self, result: Result, table: core.Table | None = None) -> None:
+        """A download link for the run's numbers (`run_csv`) and, given the `table` of data of
+        rows, one beside it for those rows (`data_csv`, as DATA_FILENAME)."""
         stem = file_stem(result.settings)
-        self.links.value = download_link(run_csv(result), f"{stem}.csv", "text/csv")
+        links = download_link(run_csv(result), f"{stem}.csv", "text/csv")
+        if table is not None:
+            links += " &nbsp; " + download_link(data_csv(table), DATA_FILENAME, "text/csv")
+        self.links.value = links
 
     def offer_charts(self, figures, settings: Settings, captions=(), wide=()) -> None:
         """A download link for every chart in one HTML file (`charts_html`, with the share link)."""
