@@ -19,6 +19,7 @@ from widgets.figures import run_name
 from widgets.projector import PROJECTOR
 from widgets.settings import (
     DEFAULTS,
+    FLAGS,
     PRESETS,
     PYTREE_FIELDS,
     Presentation,
@@ -197,11 +198,13 @@ def test_projector_view_enlarges_every_chart_and_the_controls():
 def test_hide_hides_the_named_controls_and_the_link_keeps_both():
     presentation = Presentation("projector", ("noise", "seed", "presets", "playback"))
     explorer = Explorer(DEFAULTS._replace(lr=0.05), background=False, presentation=presentation)
+    # Hidden too: the w, b model's under the lesson's w, and the data of rows' flags under generated data.
     hidden = [name for name, widget in explorer.inputs.items() if widget.layout.display == "none"]
-    assert hidden == ["noise", "seed", *PYTREE_FIELDS]  # and the w, b model's, under the lesson's w
+    assert [name for name in hidden if name not in FLAGS] == ["noise", "seed", *PYTREE_FIELDS]
+    assert set(FLAGS) <= set(hidden)
     explorer.apply(explorer.settings._replace(model="w,b"))
     hidden = [name for name, widget in explorer.inputs.items() if widget.layout.display == "none"]
-    assert hidden == ["noise", "seed"]
+    assert [name for name in hidden if name not in FLAGS] == ["noise", "seed"]
     explorer.apply(explorer.settings._replace(model="w"))
     rows = explorer.controls.children
     presets, playback = rows[1], rows[3]
