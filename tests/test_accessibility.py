@@ -44,7 +44,9 @@ def violations(page) -> list:
     return [tuple(v) for v in found]
 
 
-@pytest.mark.parametrize("query", ["", "?view=projector", "?preset=narrow-valley"])
+@pytest.mark.parametrize(
+    "query", ["", "?view=projector", "?preset=narrow-valley", "?kind=engel&standardize=true"]
+)
 def test_axe_finds_nothing(browser, dashboard_url, query):
     projector = "view=projector" in query
     page = Dashboard(browser, dashboard_url + query, viewport=(1024, 768) if projector else (1440, 900))

@@ -196,3 +196,15 @@ def test_moves_on_data_of_rows_compile_nothing(count_compiles):
                 )
             )
     assert compiles == []
+
+
+def test_the_script_and_the_csv_export_carry_the_rows(explorer):
+    send_file(explorer, "mine.csv", GOOD)
+    script = explorer.script
+    assert "'height'" in script and "X = [" in script and "TRUE_W" not in script
+    explorer._export("csv")
+    assert 'download="scanlab_data.csv"' in explorer.export_links.value
+    explorer.apply(DEFAULTS)  # generated data: the script draws them, and no data file is offered
+    assert "X = [" not in explorer.script
+    explorer._export("csv")
+    assert "scanlab_data.csv" not in explorer.export_links.value

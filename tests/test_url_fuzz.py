@@ -11,8 +11,8 @@ import pytest
 from widgets import Explorer
 from widgets.settings import (
     CHOICES,
-    FLAGS,
     DEFAULTS,
+    FLAGS,
     HIDEABLE,
     INTEGERS,
     RANGES,

@@ -293,9 +293,15 @@ class Explorer:
     @property
     def script(self) -> str:
         """The current run as a standalone script ("Copy as script")."""
-        return training_script(self.settings, self.share.value)
+        return training_script(self.settings, self.share.value, table=self._table)
 
     # State ------------------------------------------------------------------------------------
+
+    @property
+    def _table(self):
+        """The table the data's rows come from (a `core.Table`), None for generated data: the
+        script embeds it and Export CSV offers it as a file."""
+        return self.model.rows.table(self.settings.kind) if of_rows(self.settings) else None
 
     @property
     def settings(self) -> Settings:
@@ -416,7 +422,7 @@ class Explorer:
     def _export(self, kind: str) -> None:
         """A download link for the current run: its numbers (CSV) or every chart (HTML)."""
         if kind == "csv":
-            self.exports.offer_csv(self.result)
+            self.exports.offer_csv(self.result, table=self._table)
         else:
             names = self.drawn
             figures = [*(self.figures[name] for name in names), self.stability.figure]

@@ -1,0 +1,88 @@
+"""A visitor's own CSV file in the served dashboard, in Chromium: chosen with the page's file control,
+it runs, every chart draws its run; a bad file and a file over the size limit get their sentence
+under the controls and change nothing on the charts; a move then runs on the file's rows."""
+
+import time
+import urllib.parse
+
+import numpy as np
+import pytest
+
+import core
+from harness.pages import PAGE_STATE, differences, expected_charts
+from tests.test_dashboard import Dashboard, dashboard_url  # noqa: F401 (the served page, a fixture)
+from widgets.model import Model
+from widgets.settings import DEFAULTS, Settings, sanitize
+
+pytestmark = pytest.mark.browser
+
+GOOD = "height,weight,name\n" + "".join(f"{1.5 + i / 100},{50 + 0.9 * i + i % 5},p{i}\n" for i in range(40))
+
+
+def page_settings(state: dict) -> Settings:
+    """The settings the page's share link names, kind "own" kept (a link alone falls back)."""
+    query = urllib.parse.parse_qs(urllib.parse.urlsplit(state["share"]).query)
+    return sanitize({key: values[-1] for key, values in query.items() if key in Settings._fields})[0]
+
+
+def drawn(page, model: Model, done, timeout: float = 60) -> list[str]:
+    """Poll until the page's run is one `done(settings)` accepts and every chart draws what `model`
+    computes for it; what still differs after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        state = page.evaluate(PAGE_STATE)
+        settings = page_settings(state)
+        wrong = differences(state, expected_charts(model, settings)) if done(settings) else ["not moved"]
+        if not wrong or time.monotonic() > deadline:
+            return wrong
+        time.sleep(0.5)
+
+
+def notice(page) -> str:
+    return page.locator(".scanlab-control-notice").inner_text()
+
+
+def test_a_visitors_file_runs_and_a_bad_one_changes_nothing(browser, dashboard_url, tmp_path):  # noqa: F811
+    dashboard = Dashboard(browser, dashboard_url)
+    page = dashboard.page
+    files = page.locator(".scanlab-upload input[type=file]")
+    assert page.get_by_label("your data (CSV)").count() == 1  # the control has its name
+
+    good = tmp_path / "mine.csv"
+    good.write_text(GOOD)
+    files.set_input_files(str(good))
+    page.wait_for_function("() => document.body.innerText.includes('mine.csv: 40 rows')", timeout=60_000)
+    model = Model()
+    model.compute(DEFAULTS)  # the page's first run: the landscape's frame starts from it
+    model.rows.use(core.parse_csv(GOOD.encode()))
+    assert drawn(page, model, lambda s: s.kind == "own") == []
+    assert "N lowered to 2" in notice(page)  # 40 rows: 2 batches of 16
+    before = page.evaluate(PAGE_STATE)["charts"]
+
+    bad = tmp_path / "bad.csv"
+    bad.write_text("a;b\n1;2\n3;x\n")
+    files.set_input_files(str(bad))
+    page.wait_for_function("() => document.body.innerText.includes('bad.csv: Row 3')", timeout=60_000)
+    assert "holds 'x', which is not a number. The data stay as they were." in notice(page)
+    big = tmp_path / "big.csv"
+    big.write_bytes(b"x,y\n" + b"1,2\n" * 1_500_000)  # 6 MB: the browser refuses it, unsent
+    sent = len(dashboard.frames_sent)
+    files.set_input_files(str(big))
+    page.wait_for_function("() => document.body.innerText.includes('big.csv is 6.0 MB')", timeout=60_000)
+    assert max(len(frame) for frame in dashboard.frames_sent[sent:]) < 10_000  # the file was not sent
+    assert page.evaluate(PAGE_STATE)["charts"] == before
+    assert "mine.csv: 40 rows" in page.locator(".scanlab-controls").inner_text()
+
+    # A move runs on the file's rows: lr typed into its readout.
+    readout = (
+        page.locator(".widget-slider")
+        .filter(has=page.get_by_text("lr", exact=True))
+        .locator(".widget-readout")
+    )
+    readout.fill("0.0001")
+    readout.press("Enter")
+    assert drawn(page, model, lambda s: s.kind == "own" and s.lr == 0.0001) == []
+    weights = model.compute(page_settings(page.evaluate(PAGE_STATE))).histories["sum"].weights
+    assert np.all(np.isfinite(weights))
+    assert dashboard.errors == [], dashboard.errors
+    dashboard.close()
