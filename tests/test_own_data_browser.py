@@ -11,6 +11,7 @@ import pytest
 import core
 from harness.pages import PAGE_STATE, differences, expected_charts
 from tests.test_dashboard import Dashboard, dashboard_url  # noqa: F401 (the served page, a fixture)
+from tests.test_own_data import BAD_FILES
 from widgets.model import Model
 from widgets.settings import DEFAULTS, Settings, sanitize
 
@@ -84,5 +85,40 @@ def test_a_visitors_file_runs_and_a_bad_one_changes_nothing(browser, dashboard_u
     assert drawn(page, model, lambda s: s.kind == "own" and s.lr == 0.0001) == []
     weights = model.compute(page_settings(page.evaluate(PAGE_STATE))).histories["sum"].weights
     assert np.all(np.isfinite(weights))
+    assert dashboard.errors == [], dashboard.errors
+    dashboard.close()
+
+
+def test_each_bad_file_is_said_in_the_page_and_the_data_stay(browser, dashboard_url, tmp_path):  # noqa: F811
+    """Every bad file of core's list, and a file past the row limit, chosen in the page one after the
+    other: each gets its own sentence under the controls, and the charts keep the first file's run.
+    A file with a byte-order mark and one with ";" and decimal commas are read."""
+    dashboard = Dashboard(browser, dashboard_url)
+    page = dashboard.page
+    files = page.locator(".scanlab-upload input[type=file]")
+
+    def choose(name: str, content: bytes) -> None:
+        path = tmp_path / name
+        path.write_bytes(content)
+        files.set_input_files(str(path))
+
+    choose("mine.csv", ("\ufeff" + GOOD).encode())  # Excel's UTF-8: a byte-order mark first
+    page.wait_for_function("() => document.body.innerText.includes('mine.csv: 40 rows, x = height')")
+    model = Model()
+    model.compute(DEFAULTS)
+    model.rows.use(core.parse_csv(("\ufeff" + GOOD).encode()))
+    assert drawn(page, model, lambda s: s.kind == "own") == []  # the map included
+    before = page.evaluate(PAGE_STATE)["charts"]
+    rows = b"x,y\n" + b"1,2\n" * (core.own_data.MAX_ROWS + 1)
+    cases = [*((name, content, expected) for name, (content, expected) in BAD_FILES.items())]
+    cases.append(("too many rows", rows, "more than 100,000 rows"))
+    for i, (name, content, expected) in enumerate(cases):
+        choose(f"bad{i}.csv", content)
+        page.wait_for_function(f"() => document.body.innerText.includes('bad{i}.csv: ')", timeout=30_000)
+        said = notice(page)
+        assert expected.replace("\n", " ") in said and "The data stay as they were." in said, (name, said)
+    assert page.evaluate(PAGE_STATE)["charts"] == before
+    choose("european.csv", b"x;y\n1,5;2,5\n2,5;4,5\n3,5;6,5\n")
+    page.wait_for_function("() => document.body.innerText.includes('european.csv: 3 rows')")
     assert dashboard.errors == [], dashboard.errors
     dashboard.close()
