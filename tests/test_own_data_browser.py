@@ -2,6 +2,7 @@
 it runs, every chart draws its run; a bad file and a file over the size limit get their sentence
 under the controls and change nothing on the charts; a move then runs on the file's rows."""
 
+import shutil
 import time
 import urllib.parse
 
@@ -11,6 +12,7 @@ import pytest
 import core
 from harness.pages import PAGE_STATE, differences, expected_charts
 from tests.test_dashboard import Dashboard, dashboard_url  # noqa: F401 (the served page, a fixture)
+from tests.test_lab import ROOT, lab
 from tests.test_own_data import BAD_FILES
 from widgets.model import Model
 from widgets.settings import DEFAULTS, Settings, sanitize
@@ -122,3 +124,37 @@ def test_each_bad_file_is_said_in_the_page_and_the_data_stay(browser, dashboard_
     page.wait_for_function("() => document.body.innerText.includes('european.csv: 3 rows')")
     assert dashboard.errors == [], dashboard.errors
     dashboard.close()
+
+
+def test_a_file_chosen_in_the_notebook_runs_there_too(browser, tmp_path):
+    """app.ipynb in JupyterLab (the notebook use): the same file control takes a file, and the run
+    follows it."""
+    shutil.copy(ROOT / "app.ipynb", tmp_path / "app.ipynb")
+    good = tmp_path / "mine.csv"
+    good.write_text(GOOD)
+    with lab(tmp_path) as url:
+        context = browser.new_context(viewport={"width": 1440, "height": 900})
+        page = context.new_page()
+        errors = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.goto(url + "lab/tree/app.ipynb", timeout=60_000)
+        page.wait_for_function("() => window.jupyterapp && jupyterapp.shell.currentWidget", timeout=90_000)
+        page.wait_for_function(
+            "() => jupyterapp.shell.currentWidget.sessionContext.session?.kernel?.status === 'idle'",
+            timeout=120_000,
+        )
+        page.evaluate("() => jupyterapp.commands.execute('notebook:run-all-cells')")
+        files = page.locator(".scanlab-upload input[type=file]")
+        files.wait_for(state="attached", timeout=180_000)
+        files.set_input_files(str(good))
+        # textContent: JupyterLab leaves the cells out of view unrendered, without innerText.
+        loaded = "() => document.body.textContent.includes('mine.csv: 40 rows')"
+        page.wait_for_function(loaded, timeout=60_000)
+        model = Model()
+        model.rows.use(core.parse_csv(GOOD.encode()))
+        settings, _ = model.rows.fit(DEFAULTS._replace(kind="own"))
+        result = model.compute(settings)
+        final = f"final w = {result.histories['sum'].weights[-1]:.6g}"
+        page.wait_for_function(f"() => document.body.textContent.includes({final!r})", timeout=60_000)
+        assert errors == [], errors
+        context.close()
