@@ -137,6 +137,7 @@ def test_messages_the_page_never_sends_are_ignored(explorer):
 
 
 def test_choosing_your_csv_before_any_file_keeps_the_data_and_says_why(explorer):
+    assert "at most 5 MB and 100,000 rows" in explorer.own_data.line.value  # what a file may be
     explorer.inputs["kind"].value = "engel"
     explorer.inputs["kind"].value = "own"
     assert explorer.settings.kind == "engel" and explorer.inputs["kind"].value == "engel"

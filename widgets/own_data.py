@@ -67,6 +67,13 @@ EXAMPLE_LINE = html.escape(
 )
 
 
+FILE_HINT = html.escape(
+    f"A CSV file of two or more columns of numbers, a header row optional, at most "
+    f"{core.MAX_BYTES / 1e6:g} MB and {core.own_data.MAX_ROWS:,} rows."
+)
+"""The line under the file control while the data are not a file's: what it takes."""
+
+
 class OwnData:
     """The "your data" controls (`widget`): the file control, the x and y menus (shown for a file
     of more than two columns of numbers) and a line about the rows. `changed(notices, new)` is
@@ -145,4 +152,4 @@ class OwnData:
         elif settings.kind == "engel":
             self.line.value = EXAMPLE_LINE
         else:
-            self.line.value = ""
+            self.line.value = FILE_HINT
