@@ -66,7 +66,7 @@ class Result(NamedTuple):
     landscape_w: np.ndarray  # (LANDSCAPE_POINTS,)
     landscape_loss: np.ndarray  # average loss per example over all N*B examples
     w_star_loss: float  # the average loss at w*, the bottom of the landscape
-    path_loss: dict  # loss -> average loss at each weight of that run, (N+1,)
+    path_loss: dict  # loss -> average loss at each weight of that run, (N+1,); {} under w, b
     # loss -> core.OptimizerHistory of the chosen optimizer and schedule (`overlaid`), else None
     optimized: dict | None = None
     schedule: np.ndarray | None = None  # (N,) float32: step k's learning rate, when not constant
@@ -407,9 +407,6 @@ class Model:
         # Where the runs head: (w*, b*), or when every x is alike the floor's point nearest the start.
         centre = nearest_minimum(data.moments, (s.w0, s.b0))
         plane = self._plane(s, data.moments, centre, [*histories.values(), *(optimized or {}).values()])
-        path_loss = {
-            loss: core.average_loss(h.weights, data.moments, b=h.biases) for loss, h in histories.items()
-        }
         empty = np.zeros(0)
         return Result(
             s,
@@ -421,7 +418,7 @@ class Model:
             empty,
             empty,
             plane.floor,
-            path_loss,
+            {},  # path_loss: the L(w) landscape's, which the w, b model does not draw
             optimized,
             schedule,
             centre[1],
