@@ -6,7 +6,10 @@ tasks, each chart's changes, drawing events and painting frame), and keyboard mo
     charts = wait_for_charts(page, timeout)
     record = Mover(page, handle, "charts").move(gap_s, timeout)  # the page's own record of one move
 
-benchmarks/browser_report.py turns the records into figures.
+benchmarks/browser_report.py turns the records into figures. A move waits for the charts a person
+sees: a chart scrolled out of view holds its change without drawing it (widgets/surface.js marks it
+data-held, not data-pending) and draws it when it comes into view, so the page's charts below the
+window (at 1280x900: the per-step factor and the stability map) take no part in a move.
 """
 
 from __future__ import annotations

@@ -1,11 +1,14 @@
 // A dashboard page as harness/pages.py checks it: every chart's traces as set, by the chart's
-// title; the status line; the share link.
+// title; the status line; the share link. A chart out of view holds a change without drawing it
+// (widgets/surface.js): its held state is read then (scanlabHeld), else what Plotly draws from.
 () => {
     const values = (v) => v == null ? null : Array.from(v, (x) => (typeof x === 'number' ? x : null));
     const charts = {};
     for (const gd of document.querySelectorAll('.js-plotly-plot')) {
-        const title = String((gd.layout && gd.layout.title && gd.layout.title.text) || '');
-        charts[title] = (gd.data || []).map((t) => ({
+        const held = typeof gd.scanlabHeld === 'function' ? gd.scanlabHeld() : null;
+        const { data, layout } = held || gd;
+        const title = String((layout && layout.title && layout.title.text) || '');
+        charts[title] = (data || []).map((t) => ({
             x: values(t.x), y: values(t.y), z: t.z ? Array.from(t.z, values) : null,
         }));
     }

@@ -8,6 +8,10 @@
 // and nothing else changed (a slider move on fixed axes), the chart is drawn by Plotly.animate
 // without a redraw, which moves those traces alone; when only the layout changed, by
 // Plotly.relayout of what changed; anything else goes to Plotly.react.
+// A chart is drawn once when shown; after that a change that comes while its box is out of view
+// (more than MARGIN beyond the window's or a scrolling box's edge) is held, not drawn, and drawn
+// when the box comes into view: a move redraws what a person sees. The chart's element says what
+// it holds (`scanlabHeld`, `data-held`) and how often it drew (`data-draws`).
 // Arrays arrive as binary buffers in Plotly's typed-array form ({dtype, bdata, shape}).
 const PLOTLY = "__PLOTLY__"; // Plotly.js's address on this server, "" where this module holds it
 
@@ -122,6 +126,10 @@ function changes(before, after) {
   return out;
 }
 
+// How near the window (or a scrolling box) a chart's box draws its changes: one about to scroll in
+// is drawn by then. Plotly.react of a line chart takes a few ms, the map's heatmaps more.
+const MARGIN = "200px";
+
 const FRAME = { transition: { duration: 0 }, frame: { duration: 0, redraw: false }, mode: "immediate" };
 
 export default {
@@ -145,6 +153,9 @@ export default {
     let width = null; // the box's width when Plotly last measured it
     let waiting = false; // a change not drawn because the box had no width
     let clicks = false; // whether clicks on points are sent to the kernel
+    let shown = true; // whether the box is in view (IntersectionObserver; until it first says, yes)
+    let held = false; // a change not drawn because the box was out of view
+    let draws = 0; // Plotly's drawings of changes (data-draws)
     const Plotly = await loading.catch(() => (loading = plotly())).catch((error) => {
       chart.textContent = "This chart could not load Plotly.js; reload the page to try again.";
       throw error;
@@ -155,6 +166,16 @@ export default {
       // would draw 700 px wide, and a box that takes its width from its content then kept that.
       if (!chart.clientWidth) return void (waiting = true);
       waiting = false;
+      if (drawn && !shown) {
+        // Out of view: the change is held, as the chart's state, and drawn when the box comes into
+        // view. Nothing waits on it meanwhile (data-pending is what will be drawn without a scroll).
+        held = true;
+        chart.dataset.held = String(model.get("revision"));
+        delete chart.dataset.pending;
+        return;
+      }
+      held = false;
+      delete chart.dataset.held;
       const source = { data: model.get("data"), layout: model.get("plot_layout") };
       const revision = model.get("revision");
       // Arrays Plotly already has are handed to it again: Plotly.react computes a trace again
@@ -171,11 +192,14 @@ export default {
         // frame of the moved ones alone left the dashed w* under the run's line.
         const traces = data.map((_, i) => i);
         const frame = { data: data.map((trace) => ({ x: trace.x, y: trace.y })), traces };
+        chart.dataset.draws = String(++draws);
         await Plotly.animate(chart, frame, FRAME);
       } else if (relayout) {
+        chart.dataset.draws = String(++draws);
         await Plotly.relayout(chart, relayout);
       } else if (!moved) {
         width = chart.clientWidth; // what Plotly measures
+        chart.dataset.draws = String(++draws);
         await Plotly.react(chart, data, layout, model.get("config"));
         if (!clicks) {
           clicks = true; // on the chart's element, which Plotly gives `on` when it first draws it
@@ -240,11 +264,30 @@ export default {
       timer = setTimeout(resize, 100);
     });
     observer.observe(chart);
+    // In view or not, with MARGIN around the window and around every box that scrolls it (Voila's
+    // page scrolls inside its own): a held change is drawn as the box comes into view.
+    const viewer = new IntersectionObserver(
+      (entries) => {
+        shown = entries[entries.length - 1].isIntersecting;
+        if (shown && held && !gone) {
+          chart.dataset.pending = chart.dataset.held; // drawn now
+          draw();
+        }
+      },
+      { rootMargin: MARGIN, scrollMargin: MARGIN },
+    );
+    viewer.observe(chart);
+    // The change the chart holds and has not drawn (out of view), decoded as Plotly would draw it;
+    // null when it shows its newest state (Plotly's gd.data and gd.layout then). harness/page_state.js
+    // reads every chart's state with it.
+    chart.scanlabHeld = () =>
+      held ? { data: decode(model.get("data")), layout: decode(model.get("plot_layout")) } : null;
     await draw();
 
     return () => {
       gone = true;
       observer.disconnect();
+      viewer.disconnect();
       clearTimeout(timer);
       for (const name of traits) model.off(name, changed);
       model.off("change:alt", describe);
