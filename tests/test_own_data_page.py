@@ -209,3 +209,23 @@ def test_the_script_and_the_csv_export_carry_the_rows(explorer):
     assert "X = [" not in explorer.script
     explorer._export("csv")
     assert "scanlab_data.csv" not in explorer.export_links.value
+
+
+def test_a_file_that_comes_while_the_map_is_computed_does_not_get_its_map(monkeypatch):
+    """The map runs on a worker thread while the page may take another file: the map it computes is
+    kept under the data it was computed from, and the new file's settings do not find it."""
+    model = Model()
+    model.rows.use(core.parse_csv(GOOD))
+    s = Settings(kind="own", N=2, B=16)
+    cut = model.rows.cut
+
+    def cut_then_a_new_file(*args, **kwargs):
+        monkeypatch.setattr(model.rows, "cut", cut)
+        model.rows.use(core.parse_csv(b"x,y\n1,2\n2,4\n3,7\n4,8\n"))  # mid-computation
+        return cut(*args, **kwargs)
+
+    monkeypatch.setattr(model.rows, "cut", cut_then_a_new_file)
+    first = model.stability(s)
+    assert model.kept_stability(s) is None  # the new file's: computed anew when asked
+    again = model.stability(s)
+    assert again is not first and np.isnan(again.log10_error["sum"]).all(axis=1).sum() > 0

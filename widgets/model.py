@@ -246,21 +246,28 @@ class Model:
         with self._map_lock:
             found = self.kept_stability(s)
             if found is None:
+                # The key and the table first: a visitor's new file may come while this runs (on
+                # the worker), and the map is kept under the data it was computed from.
+                key, table = self.map_key(s), self.rows.table(s.kind) if of_rows(s) else None
                 if s.map == "momentum":
-                    batches = self.engine.pad(*self.rows.cut(s)) if of_rows(s) else self._full_for(s).batches
+                    batches = (
+                        self.engine.pad(*self.rows.cut(s, table=table))
+                        if table
+                        else self._full_for(s).batches
+                    )
                     found = self._momentum_map_of(s, batches)
-                elif of_rows(s):
+                elif table is not None:
                     # Each batch size on its own cut of the rows, blank where they cannot fill it.
                     columns = [
-                        self._map_of(s, self.engine.pad(*self.rows.cut(s, int(b))), [int(b)])
-                        if self.rows.fills(s, b)
+                        self._map_of(s, self.engine.pad(*self.rows.cut(s, int(b), table)), [int(b)])
+                        if self.rows.fills(s, b, table)
                         else None
                         for b in MAP_BATCH_SIZES
                     ]
                     found = stitched_map(columns, MAP_LRS, MAP_BATCH_SIZES)
                 else:
                     found = self._map_of(s, self._full_for(s).batches, MAP_BATCH_SIZES)
-                setattr(self, self._map_slot(s), (self.map_key(s), found))
+                setattr(self, self._map_slot(s), (key, found))
             return found
 
     @staticmethod

@@ -71,18 +71,19 @@ class Rows:
             s = s._replace(N=n, B=b)
         return s, notices
 
-    def cut(self, s: Settings, b: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """(x_batches, y_batches) of `s`, float32 (N, B), or of batch size `b` instead of s.B;
-        `s` must fit (`fit`)."""
-        table = self.table(s.kind)
+    def cut(self, s: Settings, b: int | None = None, table: core.Table | None = None) -> tuple:
+        """(x_batches, y_batches) of `s`, float32 (N, B), or of batch size `b` instead of s.B, from
+        `table` (default: s.kind's now); `s` must fit (`fit`)."""
+        table = table if table is not None else self.table(s.kind)
         return core.batches_from_rows(
             table.x, table.y, s.N, s.B if b is None else b,
             seed=s.seed, replace=s.replace, standardize=s.standardize,
         )  # fmt: skip
 
-    def fills(self, s: Settings, b: int) -> bool:
-        """Whether the rows give N batches of `b` (always with replace)."""
-        return s.replace or s.N * b <= self.table(s.kind).x.size
+    def fills(self, s: Settings, b: int, table: core.Table | None = None) -> bool:
+        """Whether the rows (of `table`, default s.kind's now) give N batches of `b` (always with
+        replace)."""
+        return s.replace or s.N * b <= (table if table is not None else self.table(s.kind)).x.size
 
 
 def stitched_map(columns: list, lrs: np.ndarray, batch_sizes: np.ndarray) -> core.StabilityMap:
