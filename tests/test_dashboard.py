@@ -143,10 +143,31 @@ class Dashboard:
         if message.type == "error" or version_mismatch(message.text) not in STACK_MISMATCHES | {None}:
             self.errors.append(message.text)
 
+    def in_view(self, chart_title: str | None = None) -> None:
+        """Scroll the chart of that title (every chart in turn, for None) into view, and wait until
+        each has drawn what it holds: a chart out of view holds its changes undrawn until it comes
+        into view (widgets/surface.js), and what Plotly has drawn is read from it here."""
+        self.page.evaluate(
+            """async (title) => {
+                const charts = title === null ? [...document.querySelectorAll('.js-plotly-plot')]
+                                              : [scanlabChart(title)];
+                for (const gd of charts) {
+                    gd.scrollIntoView({block: 'nearest'});
+                    const start = performance.now();
+                    while ((gd.dataset.held !== undefined || gd.dataset.pending !== undefined)
+                           && performance.now() - start < 20000) {
+                        await new Promise((resolve) => requestAnimationFrame(resolve));
+                    }
+                }
+            }""",
+            chart_title,
+        )
+
     def trace_y(self, chart_title: str, index: int | None = None) -> list:
         """The y values Plotly has drawn for a trace (by default the first one shown): its calcdata,
         which a full redraw and an animation frame both recompute (a trace's `data` is set before
         the frame is drawn)."""
+        self.in_view(chart_title)
         return self.page.evaluate(
             """([title, index]) => {
                 const gd = scanlabChart(title);
@@ -159,6 +180,7 @@ class Dashboard:
     def drawn(self, chart_title: str) -> dict:
         """The first trace as drawn (its SVG line and calcdata) and as set (its data), and the y
         axis's range."""
+        self.in_view(chart_title)
         return self.page.evaluate(
             """(title) => {
                 const gd = scanlabChart(title);
@@ -173,6 +195,7 @@ class Dashboard:
     def stability_map(self) -> dict:
         """The map as drawn: each panel's outcome heatmap (calcdata) and its current-setting box (a
         layout shape: [x0, x1] and [y0, y1])."""
+        self.in_view("Stability map")
         return self.page.evaluate(
             """([perLoss, white]) => {
                 const gd = scanlabChart('Stability map');
@@ -385,6 +408,7 @@ def test_a_move_reaches_the_page_as_one_message(dashboard):
         handle.press(key)
         dashboard.wait_for_trajectory_change(before)
     dashboard.page.wait_for_timeout(500)
+    dashboard.in_view()  # every chart, those out of view too, has drawn both values
     before = dashboard.trajectory()
     captions = dashboard.page.locator(".scanlab-caption:visible").all_inner_texts()
     link = dashboard.page.locator(".widget-text", has_text="share link").locator("input")
@@ -400,7 +424,9 @@ def test_a_move_reaches_the_page_as_one_message(dashboard):
     assert batch["kind"] == "scanlab-batch" and len(batch["messages"]) >= 10
     # Each line chart moved its points in one frame, without a redraw; the map moved its box alone
     # (a layout shape), without drawing its heatmaps again; and what each shows is what Plotly
-    # draws from the same data and layout from scratch. The texts followed.
+    # draws from the same data and layout from scratch. The texts followed. (The charts out of view
+    # draw the move as they come into view.)
+    dashboard.in_view()
     counts = dashboard.drawings()
     assert len(counts) == 6 and counts[5]["title"].startswith("Stability map"), counts
     assert all((c["animated"], c["redrawn"], c["relayout"]) == (1, 0, 0) for c in counts[:5]), counts
@@ -446,6 +472,7 @@ def test_keyboard_moves_lr_n_and_b(dashboard):
     assert low <= values.min() and values.max() <= high
     # No chart lost its heatmaps or all its lines; every chart drew, as Plotly draws the same data
     # and layout from scratch.
+    dashboard.in_view()  # the charts out of view draw the moves as they come into view
     after = dashboard.layers()
     assert [h for _, h in after] == [h for _, h in layers] and all(n > 0 for n, _ in after), (layers, after)
     counts = dashboard.drawings()
