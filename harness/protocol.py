@@ -82,7 +82,7 @@ CONTROLS = {
     "w0": ("FloatSliderModel", "w0", "value"),
     "true_w": ("FloatSliderModel", "true w", "value"),
     "noise": ("FloatSliderModel", "noise", "value"),
-    "kind": ("ToggleButtonsModel", "data", "index"),
+    "kind": ("DropdownModel", "data", "index"),
     "seed": ("BoundedIntTextModel", "seed", "value"),
 }
 CONTROL_PANEL_CLASS = "scanlab-controls"  # the explorer's control panel VBox carries this DOM class

@@ -47,6 +47,7 @@ from harness.chromium import CHROMIUM, CHROMIUM_ARGS
 from harness.protocol import CONTROLS, Session, pack
 from harness.server import Server
 from tests import served
+from widgets.controls import KIND_LABELS
 from widgets.model import MAP_BATCH_SIZES, MAP_LRS
 from widgets.settings import CHOICES, INTEGERS, RANGES, from_query, sanitize
 
@@ -167,12 +168,20 @@ def _answered(answer, what: str):
     return answer
 
 
+# A selection's labels where they are not its values (widgets.controls): {name: (labels, values)}.
+LABELLED = {"kind": tuple(zip(*KIND_LABELS, strict=True))}
+
+
+def _labels(name: str) -> list:
+    return list(LABELLED[name][0] if name in LABELLED else CHOICES[name])
+
+
 def _choice(state: dict, name: str):
-    """The label a selection widget's state selects, or None when it selects nothing valid."""
+    """The value a selection widget's state selects, or None when it selects nothing valid."""
     labels, index = state.get("_options_labels"), state.get("index")
-    if list(labels or ()) != list(CHOICES[name]) or type(index) is not int or not 0 <= index < len(labels):
+    if list(labels or ()) != _labels(name) or type(index) is not int or not 0 <= index < len(labels):
         return None
-    return labels[index]
+    return (LABELLED[name][1] if name in LABELLED else labels)[index]
 
 
 def _valid(name: str, state: dict) -> bool:
@@ -346,7 +355,7 @@ def test_choices_cannot_be_relabelled(loop, session, name, alive):
     try:
         assert _valid(name, state), {k: state.get(k) for k in ("index", "_options_labels")}
     finally:  # put the real labels and a real index back for the tests that follow
-        good = {"_options_labels": list(CHOICES[name]), "index": 0}
+        good = {"_options_labels": _labels(name), "index": 0}
         _run(loop, session.update(widget, good, timeout=ANSWER_S))
         _run(loop, session.update(widget, {"index": 1}, timeout=ANSWER_S))
         _run(loop, session.update(widget, {"index": 0}, timeout=ANSWER_S))
