@@ -84,6 +84,8 @@ CONTROLS = {
     "noise": ("FloatSliderModel", "noise", "value"),
     "kind": ("DropdownModel", "data", "index"),
     "seed": ("BoundedIntTextModel", "seed", "value"),
+    "standardize": ("CheckboxModel", "standardize", "value"),
+    "replace": ("CheckboxModel", "replace", "value"),
 }
 CONTROL_PANEL_CLASS = "scanlab-controls"  # the explorer's control panel VBox carries this DOM class
 

@@ -49,7 +49,7 @@ from harness.server import Server
 from tests import served
 from widgets.controls import KIND_LABELS
 from widgets.model import MAP_BATCH_SIZES, MAP_LRS
-from widgets.settings import CHOICES, INTEGERS, RANGES, from_query, sanitize
+from widgets.settings import CHOICES, FLAGS, INTEGERS, RANGES, from_query, sanitize
 
 pytestmark = pytest.mark.browser
 
@@ -127,6 +127,8 @@ GOOD = {
     "noise": (0.1, 0.2),
     "kind": (1, 0),
     "seed": (3, 4),
+    "standardize": (True, False),
+    "replace": (True, False),
 }
 
 
@@ -189,6 +191,8 @@ def _valid(name: str, state: dict) -> bool:
     if name in CHOICES:
         return _choice(state, name) in CHOICES[name]
     value = state.get("value")
+    if name in FLAGS:
+        return type(value) is bool
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return False
     if name in INTEGERS and not isinstance(value, int):
@@ -316,8 +320,9 @@ def test_every_control_clamps_or_refuses_bad_values(loop, session, name, alive):
 
     # Traits other than the value: pinned ones come back as they were; the value stays valid.
     kind = {"lr": "log", "loss": "choice", "kind": "choice", "seed": "text"}.get(name, "slider")
+    kind = "flag" if name in FLAGS else kind
     others = OTHER_TRAITS["slider"] + (OTHER_TRAITS["log"] if kind == "log" else [])
-    if kind == "choice":
+    if kind in ("choice", "flag"):
         others = [
             (s, pinned) for s, pinned in others if "min" not in s and "max" not in s and "step" not in s
         ]
@@ -331,7 +336,7 @@ def test_every_control_clamps_or_refuses_bad_values(loop, session, name, alive):
         restore = {k: original[k] for k in state if k in original and k != key and now.get(k) != original[k]}
         if restore:  # put back what is not pinned (the description finds the control)
             _answered(_run(loop, session.update(widget, restore, timeout=ANSWER_S)), f"restore {restore}")
-    if kind != "choice":
+    if kind not in ("choice", "flag"):
         for text in RAW_TRAITS + (RAW_LOG_TRAITS if kind == "log" else []):
             _answered(
                 _run(loop, session.update(widget, {}, raw_state=text.encode(), timeout=ANSWER_S)), text[:60]
@@ -341,7 +346,12 @@ def test_every_control_clamps_or_refuses_bad_values(loop, session, name, alive):
             for trait in ("min", "max", "step", "base"):
                 assert now.get(trait) == original.get(trait), (name, text[:60], trait, now.get(trait))
 
-    _good_move(loop, session, name)
+    if name in FLAGS:  # a flag changes no chart of generated data: the kernel and its link follow
+        _send_value(loop, session, widget, key, not original[key])
+        assert _kernel_settings(loop, session)._asdict()[name] is (not original[key])
+        _send_value(loop, session, widget, key, original[key])
+    else:
+        _good_move(loop, session, name)
     _kernel_settings(loop, session)
 
 
