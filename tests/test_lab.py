@@ -120,16 +120,23 @@ def run_all(page, expected: dict) -> None:
     )
 
 
+def open_notebook(browser, url: str, name: str):
+    """(context, page, errors): the notebook `name` open in JupyterLab at `url` (`lab`), in a
+    1440 x 900 page of its own context, whose page errors are collected in `errors`."""
+    context = browser.new_context(viewport={"width": 1440, "height": 900})
+    page = context.new_page()
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(url + f"lab/tree/{name}", timeout=60_000)
+    page.wait_for_function("() => window.jupyterapp && jupyterapp.shell.currentWidget", timeout=90_000)
+    return context, page, errors
+
+
 @pytest.mark.parametrize("theme", ["JupyterLab Light", "JupyterLab Dark"])
 def test_axe_finds_nothing_in_the_exercise_report(browser, tmp_path, theme):
     shutil.copy(ROOT / "exercise.ipynb", tmp_path / "exercise.ipynb")
     with lab(tmp_path) as url:
-        context = browser.new_context(viewport={"width": 1440, "height": 900})
-        page = context.new_page()
-        errors = []
-        page.on("pageerror", lambda error: errors.append(str(error)))
-        page.goto(url + "lab/tree/exercise.ipynb", timeout=60_000)
-        page.wait_for_function("() => window.jupyterapp && jupyterapp.shell.currentWidget", timeout=90_000)
+        context, page, errors = open_notebook(browser, url, "exercise.ipynb")
         page.locator(".jp-Notebook .jp-Cell").first.wait_for(timeout=90_000)
         page.evaluate("theme => jupyterapp.commands.execute('apputils:change-theme', {theme})", theme)
         page.wait_for_function(

@@ -12,7 +12,7 @@ import pytest
 import core
 from harness.pages import PAGE_STATE, differences, expected_charts
 from tests.test_dashboard import Dashboard, dashboard_url  # noqa: F401 (the served page, a fixture)
-from tests.test_lab import ROOT, lab
+from tests.test_lab import ROOT, lab, open_notebook
 from tests.test_own_data import BAD_FILES
 from widgets.model import Model
 from widgets.settings import DEFAULTS, Settings, sanitize
@@ -133,12 +133,7 @@ def test_a_file_chosen_in_the_notebook_runs_there_too(browser, tmp_path):
     good = tmp_path / "mine.csv"
     good.write_text(GOOD)
     with lab(tmp_path) as url:
-        context = browser.new_context(viewport={"width": 1440, "height": 900})
-        page = context.new_page()
-        errors = []
-        page.on("pageerror", lambda error: errors.append(str(error)))
-        page.goto(url + "lab/tree/app.ipynb", timeout=60_000)
-        page.wait_for_function("() => window.jupyterapp && jupyterapp.shell.currentWidget", timeout=90_000)
+        context, page, errors = open_notebook(browser, url, "app.ipynb")
         page.wait_for_function(
             "() => jupyterapp.shell.currentWidget.sessionContext.session?.kernel?.status === 'idle'",
             timeout=120_000,
