@@ -96,6 +96,9 @@ def test_a_visitors_file_runs_and_its_columns_can_be_chosen(explorer):
     explorer.own_data.y.value = "c"
     assert explorer.model.rows.table("own").y_name == "c"
     assert "x = a, y = c" in explorer.own_data.line.value
+    explorer.own_data.x.value = "c"  # x and y one column: said, and the menus put back
+    assert "three.csv: x and y are both column &#x27;c&#x27;" in explorer.control_notice.value
+    assert (explorer.own_data.x.value, explorer.model.rows.table("own").x_name) == ("a", "a")
 
 
 @pytest.mark.parametrize("name", BAD_FILES)

@@ -82,7 +82,7 @@ class OwnData:
     def __init__(self, rows: Rows, changed):
         self.rows = rows
         self._changed = changed
-        self._file: tuple[str, bytes] | None = None  # name and bytes: another column choice re-reads it
+        self._name = ""  # the visitor's file's name, for the line about its rows
         self._busy = False
         self.upload = Upload()
         pin(self.upload, {"max_bytes": core.MAX_BYTES, "description": UPLOAD_LABEL})
@@ -108,27 +108,27 @@ class OwnData:
             return self._changed([notice], False)
         if len(buffers) != 1:
             return
-        self._read(name, bytes(buffers[0]))
+        self._use(name, lambda: core.parse_csv(bytes(buffers[0])))
 
-    def _read(self, name: str, content: bytes, x_column=None, y_column=None) -> None:
-        """Check `content` and run on it, or say why not and change nothing."""
+    def _use(self, name: str, read) -> None:
+        """Run on the table `read()` returns, or say why not (its `DataError`) and change nothing."""
         try:
-            table = core.parse_csv(content, x_column=x_column, y_column=y_column)
+            table = read()
             core.batches_from_rows(table.x, table.y, 1, table.x.size, seed=0)  # every value fits float32
         except core.DataError as error:
             self._show_columns()  # the menus back to the table in use
             return self._changed([f"{name}: {error} The data stay as they were."], False)
-        self._file = (name, content)
+        self._name = name
         self.rows.use(table)
         self._show_columns()
         self._changed([], True)
 
     def _picked(self, change) -> None:
-        if self._busy or self._file is None:
-            return
         table = self.rows.table("own")
-        if (self.x.value, self.y.value) != (table.x_name, table.y_name):
-            self._read(*self._file, x_column=self.x.value, y_column=self.y.value)
+        if self._busy or table is None or (self.x.value, self.y.value) == (table.x_name, table.y_name):
+            return
+        # Another column of the same table: its numbers were read and checked with the file.
+        self._use(self._name, lambda: core.choose_columns(table, self.x.value, self.y.value))
 
     def _show_columns(self) -> None:
         table = self.rows.table("own")
@@ -148,7 +148,7 @@ class OwnData:
         own = settings.kind == "own" and table is not None
         self.columns.layout.display = None if own and len(table.names) > 2 else "none"
         if own:
-            self.line.value = file_line(self._file[0], table)
+            self.line.value = file_line(self._name, table)
         elif settings.kind == "engel":
             self.line.value = EXAMPLE_LINE
         else:
