@@ -26,6 +26,18 @@ from widgets.chart import (
 )
 from widgets.model import LOSSES, Result, overlaid
 
+# A point of a run on each landscape, as its hover says it.
+L_POINT = "w = %{x:.6g}<br>L = %{y:.4g}"
+WB_POINT = "w = %{x:.6g}<br>b = %{y:.6g}"
+
+
+def _paths(point: str) -> list[dict]:
+    """The styles of the two runs' paths, sum then mean, each hovering `point` and its loss."""
+    return [
+        line_style(loss, name=f"path, {loss} loss", hovertemplate=f"{point}<extra>{loss}</extra>")
+        for loss in LOSSES
+    ]
+
 
 class Landscape(Chart):
     name = "landscape"
@@ -43,19 +55,14 @@ class Landscape(Chart):
             "line": {"color": GREY, "width": 2},
             "hovertemplate": "w = %{x:.4g}<br>L = %{y:.4g}<extra></extra>",
         },
-        line_style(
-            "sum", name="path, sum loss", hovertemplate="w = %{x:.6g}<br>L = %{y:.4g}<extra>sum</extra>"
-        ),
-        line_style(
-            "mean", name="path, mean loss", hovertemplate="w = %{x:.6g}<br>L = %{y:.4g}<extra>mean</extra>"
-        ),
+        *_paths(L_POINT),
         {
             "mode": "markers",
             "name": "w*",
             "marker": {"size": 11, "symbol": "star", "color": COLORS["optimum"]},
             "hovertemplate": "w* = %{x:.6g}<extra></extra>",
         },
-        {**STEP_MARKER, "hovertemplate": "w = %{x:.6g}<br>L = %{y:.4g}<extra>current</extra>"},
+        {**STEP_MARKER, "hovertemplate": f"{L_POINT}<extra>current</extra>"},
     ]
 
     def layout(self, result, view):
@@ -187,17 +194,12 @@ class Plane(Chart):
             "line": {"color": "#8792a2", "width": 1},
             "hovertemplate": "w = %{x:.4g}<br>b = %{y:.4g}<br>L = %{customdata:.4g}<extra>contour</extra>",
         },
-        line_style(
-            "sum", name="path, sum loss", hovertemplate="w = %{x:.6g}<br>b = %{y:.6g}<extra>sum</extra>"
-        ),
-        line_style(
-            "mean", name="path, mean loss", hovertemplate="w = %{x:.6g}<br>b = %{y:.6g}<extra>mean</extra>"
-        ),
+        *_paths(WB_POINT),
         {
             "mode": "lines+markers",
             "line": {"color": COLORS["optimizer"], "width": 3, "dash": "dot"},
             "marker": {"size": 4, "color": COLORS["optimizer"]},
-            "hovertemplate": "w = %{x:.6g}<br>b = %{y:.6g}",  # and the trace's name
+            "hovertemplate": WB_POINT,  # and the trace's name
         },
         {
             "mode": "markers",
@@ -205,7 +207,7 @@ class Plane(Chart):
             "marker": {"size": 13, "symbol": "star", "color": COLORS["optimum"]},
             "hovertemplate": "w* = %{x:.6g}<br>b* = %{y:.6g}<extra></extra>",
         },
-        {**STEP_MARKER, "hovertemplate": "w = %{x:.6g}<br>b = %{y:.6g}<extra>current</extra>"},
+        {**STEP_MARKER, "hovertemplate": f"{WB_POINT}<extra>current</extra>"},
     ]
 
     def layout(self, result, view):
