@@ -27,8 +27,12 @@ The page's websocket is wrapped, so each move also splits into: value sent, kern
 
 Navigation: each visit is a new browser context; the first chart and all charts count as drawn on the
 first animation frame where they have a `.scatterlayer .trace` (or a heatmap), in ms from the navigation
-start. Before each visit the script waits until the server and its kernels are idle (a preheated pool
-refilled). `--profile` adds Chromium's CPU profile of 15 more moves and of one more visit.
+start. The first picture is the first frame where a still's chart (`.scanlab-still svg`, widgets/still.py)
+is seen in the window (a box, not hidden), and the stills gone the first frame where none remains (the
+visit waits up to STILL_TIMEOUT s more for it). As many visits of the echo page, in turn with the
+explorer's, time its slider (`.widget-slider`) seen the same way: issue 35's first picture and live
+charts are ratios to it. Before each visit the script waits until the server and its kernels are idle
+(a preheated pool refilled). `--profile` adds Chromium's CPU profile of 15 more moves and of one more visit.
 
 Prints a table (stdout; progress on stderr) and asserts nothing about the figures; it exits non-zero
 with a message when a wait times out, the server does not come up, or a chart on the explorer never
@@ -66,21 +70,23 @@ from benchmarks.browser_page import (
 from benchmarks.browser_report import (
     analyse_visit,
     headline,
+    navigation_ratios,
     profile_summary,
     ratios,
     report,
     summarise_moves,
+    summarise_visits,
 )
 from harness.chromium import CHROMIUM, CHROMIUM_ARGS
 from harness.js import call
 from harness.server import Server, ServerError
-from harness.stats import summary
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 APP = "voila/render/app.ipynb"
 ECHO = "voila/render/benchmarks/echo.ipynb"
 SHARED_QUERY = "lr=0.05&N=50&B=8&loss=both&w0=1.5"
+STILL_TIMEOUT = 10.0  # s a visit waits for its stills to go once every chart is drawn
 PREHEATED = "Using pre-heated kernel"  # Voila's log line when a visit gets the pool's kernel
 # The explorer's sliders, by label (--control).
 SLIDERS = ("lr", "N", "B", "w0", "true w", "noise", "momentum")
@@ -270,15 +276,28 @@ def profile_visit(browser, server: Server, url: str, expected: int, errors: list
     return {"all_charts_ms": all_ms, **profile_summary(profile, until_ms=all_ms)}
 
 
-def visit(browser, server: Server, url: str, name: str, expected: int, errors: list, timeout: float) -> dict:
+def visit(
+    browser,
+    server: Server,
+    url: str,
+    name: str,
+    expected: int,
+    errors: list,
+    timeout: float,
+    still_timeout: float = STILL_TIMEOUT,
+) -> dict:
+    """One visit in a fresh context, until every chart is drawn and then every still gone (at most
+    `still_timeout` s more: a still left longer is an error, its still_gone_ms None); `expected` 0:
+    the echo page, until its slider is seen."""
     before = server.log_text().count(PREHEATED)
     page = Page(browser, url, name, errors, expected)
+    ready = "window.__bench.nav.slider !== null" if expected == 0 else "window.__bench.nav.all !== null"
     try:
         try:
             page.wait(
-                "() => window.__bench.nav.all !== null || window.__bench.failed() !== null",
+                f"() => {ready} || window.__bench.failed() !== null",
                 timeout,
-                f"{expected} charts",
+                "its slider" if expected == 0 else f"{expected} charts",
                 polling=100,
             )
             page.check_notebook()
@@ -286,6 +305,10 @@ def visit(browser, server: Server, url: str, name: str, expected: int, errors: l
             state, log = page_state(page), server.log_tail(1500)
             raise BenchError(f"{error}\n  {state}\n  server log (end):\n{log}") from None
         wall = (time.perf_counter() - page.started) * 1000
+        try:
+            page.wait("() => window.__bench.nav.end !== null", still_timeout, "every still gone", polling=100)
+        except BenchError as error:
+            errors.append(f"{error} after {'its slider' if expected == 0 else 'every chart'} (kept as None)")
         nav = page.evaluate(call(HERE / "browser_visit.js"))
     finally:
         page.close()
@@ -296,15 +319,22 @@ def visit(browser, server: Server, url: str, name: str, expected: int, errors: l
 
 
 def run_navigation(browser, server: Server, args, expected: int, errors: list, log) -> dict:
-    urls = {"plain": server.url + APP, "shared": server.url + APP + "?" + args.query}
+    # The echo page (its slider seen) in turn with the explorer's two URLs, as many visits each:
+    # issue 35 times the explorer's first picture and its charts against it.
+    urls = {
+        "echo": server.url + ECHO,
+        "plain": server.url + APP,
+        "shared": server.url + APP + "?" + args.query,
+    }
     visits: dict[str, list[dict]] = {name: [] for name in urls}
     for i in range(args.visits):
         for name, url in urls.items():
             label = f"visit {name} {i + 1}"
+            charts = 0 if name == "echo" else expected
             for attempt in (1, 2):  # one retry: a failed visit is kept among the errors
                 server.wait_idle(args.idle_timeout)
                 try:
-                    result = visit(browser, server, url, label, expected, errors, args.visit_timeout)
+                    result = visit(browser, server, url, label, charts, errors, args.visit_timeout)
                     break
                 except BenchError as error:
                     errors.append(f"{label}: FAILED (attempt {attempt}): {str(error).splitlines()[0]}")
@@ -313,9 +343,17 @@ def run_navigation(browser, server: Server, args, expected: int, errors: list, l
                     if attempt == 2:
                         raise
             visits[name].append(result)
+            if name == "echo":
+                log(
+                    f"visit echo {i + 1}: slider {result['slider_ms'] / 1000:.2f} s, html "
+                    f"{result['html_ms'] / 1000:.2f} s"
+                    + (", preheated kernel" if result["preheated"] else "")
+                )
+                continue
             log(
-                f"visit {name} {i + 1}: first chart {result['first_chart_ms'] / 1000:.2f} s, all "
-                f"{result['all_charts_ms'] / 1000:.2f} s, html {result['html_ms'] / 1000:.2f} s, "
+                f"visit {name} {i + 1}: first picture {seconds(result['first_picture_ms'])}, first chart "
+                f"{result['first_chart_ms'] / 1000:.2f} s, all {result['all_charts_ms'] / 1000:.2f} s, "
+                f"stills gone {seconds(result['still_gone_ms'])}, html {result['html_ms'] / 1000:.2f} s, "
                 f"{result['ws_in_mb']:.1f} MB over the websocket, {result['resources']} resources "
                 f"{result['resources_mb']:.1f} MB (largest {result['largest_resource']})"
                 + (", preheated kernel" if result["preheated"] else "")
@@ -327,11 +365,15 @@ def run_navigation(browser, server: Server, args, expected: int, errors: list, l
             browser, server, urls["plain"], expected, errors, args.visit_timeout
         )
     for name, runs in visits.items():
-        fields = [k for k, v in runs[0].items() if isinstance(v, (int, float)) and not isinstance(v, bool)]
-        out[name] = {k: summary([r[k] for r in runs if r[k] is not None]) for k in fields}
+        out[name] = summarise_visits(runs)
         out[name]["preheated"] = sum(r["preheated"] for r in runs)
         out[name]["visits"] = runs if args.raw else None
+    out["ratios"] = navigation_ratios(out)
     return out
+
+
+def seconds(ms: float | None) -> str:
+    return "none" if ms is None else f"{ms / 1000:.2f} s"
 
 
 def _shown_sources(text: str) -> list[str]:
@@ -355,7 +397,9 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--gap", type=float, default=0.3, help="seconds between moves (default 0.3), plus up to a frame"
     )
-    parser.add_argument("--visits", type=int, default=5, help="fresh visits per URL (default 5)")
+    parser.add_argument(
+        "--visits", type=int, default=5, help="fresh visits per URL, the echo page too (default 5)"
+    )
     parser.add_argument("--query", default=SHARED_QUERY, help=f"the shared link's query ({SHARED_QUERY})")
     parser.add_argument(
         "--voila-args",

@@ -1,12 +1,15 @@
 // In the page, before any of its scripts (benchmarks/browser_page.py): the websocket wrapped,
 // keydowns, long tasks, chart events, on window.__bench. `options`: {expected: charts to wait for
-// (0: none, null: unknown), big: message bytes parsed whole, batch: widgets.batch.BATCH, drawn:
-// the chart events that mean drawn (harness.protocol.CHART_DRAWN)}.
+// (0: none, the echo page: its slider instead; null: unknown), big: message bytes parsed whole,
+// batch: widgets.batch.BATCH, drawn: the chart events that mean drawn
+// (harness.protocol.CHART_DRAWN)}.
 (options) => {
   if (window.__bench) return;
   const B = (window.__bench = {
     ws: [], keys: [], ap: [], dom: [], frames: [], charts: [], longtasks: [],
-    nav: { first: null, all: null, drawn: 0 }, framePending: false,
+    nav: { first: null, all: null, drawn: 0, picture: null, still: false, stillGone: null,
+           slider: null, end: null },
+    framePending: false,
     expected: options.expected, move: null, hookMs: 0,
   });
   const BATCH = options.batch;  // widgets.batch.BATCH
@@ -155,16 +158,37 @@
     const title = gd.layout && gd.layout.title;
     return String((title && (title.text || title)) || "?").split("<")[0];
   };
+  // Seen: a box of its own in the window, not hidden (a live output under its still is laid out but
+  // visibility: hidden, serving's page template), not transparent.
+  const seen = (e) => {
+    const r = e.getBoundingClientRect();
+    return r.width > 0 && r.height > 0 && r.bottom > 0 && r.right > 0 && r.top < innerHeight &&
+      r.left < innerWidth &&
+      (!e.checkVisibility || e.checkVisibility({ visibilityProperty: true, opacityProperty: true }));
+  };
+  const anySeen = (selector) => [...document.querySelectorAll(selector)].some(seen);
+  // Each animation frame until the page has come (nav.end): the first and every chart drawn; the
+  // first frame where a still's chart (widgets/still.py, `.scanlab-still svg`) is seen ("the first
+  // picture"), and the first where no still remains once one was there; a slider seen (the echo
+  // page's whole wait). In the frame's callbacks, before its paint, as nav.first and nav.all.
   const tick = () => {
+    const nav = B.nav;
     let n = 0;
     for (const gd of document.querySelectorAll(".js-plotly-plot")) if (drawn(gd)) n++;
     const now = performance.now();
-    B.nav.drawn = n;
-    if (n > 0 && B.nav.first === null) B.nav.first = now;
-    if (B.expected && n >= B.expected && B.nav.all === null) B.nav.all = now;
-    if (B.nav.all === null) requestAnimationFrame(tick);
+    nav.drawn = n;
+    if (n > 0 && nav.first === null) nav.first = now;
+    if (B.expected && n >= B.expected && nav.all === null) nav.all = now;
+    const still = document.querySelector(".scanlab-still") !== null;
+    if (still) nav.still = true;
+    if (nav.picture === null && still && anySeen(".scanlab-still svg")) nav.picture = now;
+    if (nav.still && !still && nav.stillGone === null) nav.stillGone = now;
+    if (nav.slider === null && anySeen(".widget-slider")) nav.slider = now;
+    const charts = B.expected === 0 ? nav.slider !== null : nav.all !== null;
+    if (charts && (!nav.still || nav.stillGone !== null)) nav.end = now;
+    else requestAnimationFrame(tick);
   };
-  if (B.expected !== 0) requestAnimationFrame(tick);  // 0: a page without charts
+  requestAnimationFrame(tick);
 
   const start = (extra) => (B.move = {
     keyIdx: B.keys.length, wsIdx: B.ws.length, apIdx: B.ap.length, domIdx: B.dom.length,

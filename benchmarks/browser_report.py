@@ -102,8 +102,12 @@ def summarise_moves(records: list[dict]) -> dict:
 
 
 def analyse_visit(nav: dict) -> dict:
-    """A visit's times in ms from the navigation start."""
-    ws_in = [m for m in nav["ws"] if m.get("dir") == "in" and m["t"] <= nav["all"]]
+    """A visit's times in ms from the navigation start, each to the animation frame where it was first
+    seen: the first and every chart drawn (None on the echo page), the first picture (a still's chart,
+    None where the page has none), every still gone (None likewise), a slider. The websocket and long
+    tasks are counted until every chart was drawn, on the echo page until its slider was seen."""
+    until = nav["all"] if nav["all"] is not None else nav["slider"]
+    ws_in = [m for m in nav["ws"] if m.get("dir") == "in" and m["t"] <= until]
     big = max(ws_in, key=lambda m: m.get("size", 0), default=None)
     return {
         "html_ms": nav["response_end"],
@@ -120,7 +124,50 @@ def analyse_visit(nav: dict) -> dict:
         "largest_resource": nav["largest_resource"],
         "first_chart_ms": nav["first"],
         "all_charts_ms": nav["all"],
-        "longtask_ms": sum(d for s, d in nav["longtasks"] if s < nav["all"]),
+        "longtask_ms": sum(d for s, d in nav["longtasks"] if s < until),
+        "first_picture_ms": nav.get("picture"),
+        "still_gone_ms": nav.get("still_gone"),
+        "slider_ms": nav.get("slider"),
+        # Chromium's own first contentful paint (its presentation time), beside the frames above.
+        "first_contentful_paint_ms": nav.get("fcp"),
+    }
+
+
+def summarise_visits(visits: list[dict]) -> dict:
+    """harness.stats.summary of each numeric figure of the visits, over the visits that have it (a
+    figure none of them has, such as the echo page's charts, is left out)."""
+    fields = dict.fromkeys(
+        k for v in visits for k, x in v.items() if isinstance(x, (int, float)) and not isinstance(x, bool)
+    )
+    return {k: summary(values) for k in fields if (values := [v[k] for v in visits if v.get(k) is not None])}
+
+
+# Issue 35's first-picture targets, over the echo page's slider from the navigation start.
+FIRST_PICTURE_RATIO = 0.7
+LIVE_CHARTS_RATIO = 1.6
+NAV_RATIOS = {  # the explorer's figure over the echo's slider_ms
+    "first_picture": "first_picture_ms",
+    "first_chart": "first_chart_ms",
+    "all_charts": "all_charts_ms",
+    "still_gone": "still_gone_ms",
+}
+
+
+def navigation_ratios(navigation: dict) -> dict:
+    """For each explorer URL ("plain", "shared"), each of NAV_RATIOS over the echo page's slider, median
+    and p95 (each the ratio of the two pages' own statistics, as `ratios`); NaN where either is
+    missing (a page without stills)."""
+    echo = (navigation.get("echo") or {}).get("slider_ms") or {}
+    return {
+        name: {
+            ratio: {
+                stat: (navigation[name].get(field) or {}).get(stat, math.nan) / echo.get(stat, math.nan)
+                for stat in ("median", "p95")
+            }
+            for ratio, field in NAV_RATIOS.items()
+        }
+        for name in ("plain", "shared")
+        if name in navigation
     }
 
 
@@ -294,6 +341,8 @@ def report(results: dict) -> str:
             f"{mb['ws_in_mb']:.2f} MB, the largest message {mb['largest_message_mb']:.2f} MB; "
             f"main-thread long tasks {data['longtask_ms']['median'] / 1000:.2f} s"
         )
+    if "echo" in nav:
+        lines += first_picture_rows(nav, results["query"])
     if moves.get("dead_chart_pages"):
         lines += ["", f"!! explorer pages where charts never redrew (retried): {moves['dead_chart_pages']}"]
     visit_ms = f"{dig(nav, 'profiled_visit', 'all_charts_ms') or 0:.0f}"
@@ -325,6 +374,49 @@ def report(results: dict) -> str:
     return "\n".join(lines)
 
 
+def first_picture_rows(nav: dict, query: str) -> list[str]:
+    """The printed report's first picture (a still) and live charts against the echo page's slider."""
+    nan = {"median": math.nan, "p95": math.nan, "n": 0}
+    echo = nav["echo"]
+
+    def row(words: str, values: dict, digits: int = 0) -> str:
+        return f"    {words:<64}{values['median']:8.{digits}f} {values['p95']:7.{digits}f}"
+
+    slider = echo.get("slider_ms", nan)
+    lines = [
+        "",
+        "first picture and live charts against the echo page's slider, fresh context each, from "
+        "navigation start (ms)",
+        f"  {'':<66}{'median':>8}{'p95':>8}",
+        f"  echo page  ({slider['n']} visits, in turn with the explorer's, {echo['preheated']} on a "
+        "preheated kernel)",
+        row("HTML received", echo.get("html_ms", nan)),
+        row("slider seen", slider),
+    ]
+    for name in ("plain", "shared"):
+        if name not in nav:
+            continue
+        data, r = nav[name], nav.get("ratios", {}).get(name, {})
+        picture = data.get("first_picture_ms", nan)
+        label = "plain URL" if name == "plain" else f"shared link ?{query}"
+        lines.append(f"  {label}  ({picture['n']} of {data['first_chart_ms']['n']} visits with a still)")
+        for words, key in (
+            ("first picture (a still's chart seen)", "first_picture_ms"),
+            ("first chart drawn", "first_chart_ms"),
+            ("all charts drawn", "all_charts_ms"),
+            ("every still gone", "still_gone_ms"),
+        ):
+            lines.append(row(words, data.get(key, nan)))
+        for words, key in (
+            (f"ratio first picture / echo slider (target <= {FIRST_PICTURE_RATIO:g})", "first_picture"),
+            ("ratio first chart / echo slider", "first_chart"),
+            (f"ratio all charts / echo slider (target <= {LIVE_CHARTS_RATIO:g})", "all_charts"),
+            ("ratio every still gone / echo slider", "still_gone"),
+        ):
+            lines.append(row(words, r.get(key, nan), 2))
+    return lines
+
+
 def dig(data, *keys):
     for key in keys:
         data = data.get(key) if isinstance(data, dict) else None
@@ -346,10 +438,25 @@ def headline(results: dict) -> dict:
         **{f"{name}_{stat}": value for name, r in results["ratios"].items() for stat, value in r.items()},
         "explorer_kernel_median_ms": moves["explorer"].get("kernel_ms", {}).get("median"),
     }
-    for name, data in results["navigation"].items():
+    nav = results["navigation"]
+    for name, data in nav.items():
         if name not in ("plain", "shared"):
             continue
         for key in ("first_chart_ms", "all_charts_ms"):
             for stat in ("min", "median", "max"):
                 out[f"nav_{name}_{key[:-3]}_{stat}_s"] = data[key][stat] / 1000
+    # Issue 35's first picture: the explorer's figures and the echo's slider, median and p95 (s), and
+    # their ratios to the slider.
+    for name, key in (
+        ("echo", "slider_ms"),
+        *((u, k) for u in ("plain", "shared") for k in NAV_RATIOS.values()),
+    ):
+        for stat in ("median", "p95"):
+            value = dig(nav, name, key, stat)
+            if name in nav:
+                out[f"nav_{name}_{key[:-3]}_{stat}_s"] = None if value is None else value / 1000
+    for name, r in (nav.get("ratios") or {}).items():
+        for key, values in r.items():
+            for stat, value in values.items():
+                out[f"nav_{name}_{key}_over_echo_slider_{stat}"] = value
     return out

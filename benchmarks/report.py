@@ -37,6 +37,9 @@ FIRST_CHART_S = 2.0
 DRAG_RATE = 0.5  # a drag: the trajectory's redraws per second over the echo label's (issue 35)
 DRAG_LATE_MS = 100.0  # and settled within this of the echo after the mouse goes up
 ALL_CHARTS_S = 2.5  # every chart of the first screen
+# Issue 35's first visit, against the echo page's slider from the navigation start, fresh context:
+FIRST_PICTURE_RATIO = 0.7  # the first picture (a still's chart)
+LIVE_CHARTS_RATIO = 1.6  # every live chart drawn
 # The controls benchmarks.browser times after lr (which also times the first visits), each against
 # the echo in the same run. N and w0 recompute the stability map, and `map` switches it (no line
 # chart changes: it has the map's target alone); momentum is moved with the momentum optimizer
@@ -258,6 +261,28 @@ def table(info: dict, results: dict, codes: dict) -> str:
                     f"{s['median'] / 1e3:.2f} s ({s['min'] / 1e3:.2f}-{s['max'] / 1e3:.2f})",
                     f"<= {target:g} s",
                     verdict(s["median"] / 1e3, target),
+                    "benchmarks.browser",
+                )
+        slider = dig(web, "navigation", "echo", "slider_ms") or {}
+        for name, label in (("plain", "plain URL"), ("shared", "shared link")):
+            for key, field, what, target in (
+                ("first_picture", "first_picture_ms", "first picture (a still)", FIRST_PICTURE_RATIO),
+                ("all_charts", "all_charts_ms", "every live chart", LIVE_CHARTS_RATIO),
+            ):
+                value = dig(web, "navigation", "ratios", name, key) or {}
+                app = dig(web, "navigation", name, field) or {}
+                if "median" not in value or "median" not in slider:
+                    continue
+                shown = [
+                    f"{value[stat]:.2f}x ({app.get(stat, math.nan) / 1e3:.2f} / {slider[stat] / 1e3:.2f} s)"
+                    for stat in ("median", "p95")
+                ]
+                worst = max(value["median"], value["p95"])
+                add(
+                    f"{what} after navigation, {label} / the echo page's slider: median; p95",
+                    "; ".join(shown),
+                    f"<= {target:g}x",
+                    verdict(worst, target) if math.isfinite(worst) else "-",
                     "benchmarks.browser",
                 )
         errors = dig(web, "console_errors")

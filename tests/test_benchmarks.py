@@ -10,7 +10,15 @@ import pytest
 import core
 from benchmarks import naive
 from benchmarks.browser import write_wrapper
-from benchmarks.browser_report import analyse_move, ratios, summarise_moves
+from benchmarks.browser_report import (
+    analyse_move,
+    analyse_visit,
+    first_picture_rows,
+    navigation_ratios,
+    ratios,
+    summarise_moves,
+    summarise_visits,
+)
 
 
 def test_the_bench_serves_the_repository_through_make_runs_voila_command(tmp_path):
@@ -107,6 +115,46 @@ def test_the_line_charts_are_timed_without_the_stability_map():
     r = ratios(_moves({"echo": [echo], "explorer": [record]}))
     assert r["lines"]["median"] == pytest.approx(22.0 / 11.0) and r["ratio"]["median"] == pytest.approx(
         72.0 / 11.0
+    )
+
+
+def _nav(all_ms=None, first=None, picture=None, still_gone=None, slider=None):
+    """A visit's record (browser_visit.js), ms from the navigation start."""
+    return {"first": first, "all": all_ms, "picture": picture, "still_gone": still_gone, "slider": slider,
+            "ws": [{"t": 900.0, "dir": "in", "size": 2**20, "type": "comm_open"}],
+            "longtasks": [[100.0, 60.0], [1500.0, 80.0]], "response_end": 300.0, "dcl": 400.0,
+            "html_bytes": 2**20, "resources": 3, "resource_bytes": 2**21,
+            "largest_resource": ["voila.js", 2**20], "last_resource_end": 800.0}  # fmt: skip
+
+
+def test_the_first_picture_and_the_charts_are_timed_against_the_echo_pages_slider():
+    # Two echo visits (no charts: counted until the slider is seen) and two explorer visits, one
+    # with a still and one without: the first picture's statistics are over the visits that had one.
+    echo = [analyse_visit(_nav(slider=1000.0)), analyse_visit(_nav(slider=1400.0))]
+    assert echo[0]["first_chart_ms"] is None and echo[0]["longtask_ms"] == 60.0
+    explorer = [
+        analyse_visit(_nav(first=1600.0, all_ms=1800.0, picture=500.0, still_gone=1900.0, slider=1900.0)),
+        analyse_visit(_nav(first=1700.0, all_ms=2000.0)),
+    ]
+    assert explorer[1]["first_picture_ms"] is None and explorer[0]["longtask_ms"] == 60.0 + 80.0
+    nav = {"echo": summarise_visits(echo), "plain": summarise_visits(explorer)}
+    assert "first_chart_ms" not in nav["echo"] and nav["echo"]["slider_ms"]["median"] == 1200.0
+    assert nav["plain"]["first_picture_ms"]["n"] == 1 and nav["plain"]["all_charts_ms"]["n"] == 2
+    r = navigation_ratios(nav)
+    assert set(r) == {"plain"}
+    assert r["plain"]["first_picture"]["median"] == pytest.approx(500.0 / 1200.0)
+    assert r["plain"]["all_charts"]["median"] == pytest.approx(1900.0 / 1200.0)
+    # p95: each page's own (interpolated between the two visits), then divided.
+    assert r["plain"]["all_charts"]["p95"] == pytest.approx((1800.0 + 0.95 * 200.0) / (1000.0 + 0.95 * 400.0))
+    assert r["plain"]["still_gone"]["median"] == pytest.approx(1900.0 / 1200.0)
+    nav["echo"]["preheated"] = 0
+    nav["ratios"] = r
+    printed = "\n".join(first_picture_rows(nav, "lr=0.05"))
+    assert "ratio first picture / echo slider (target <= 0.7)" in printed and "shared" not in printed
+    # Without stills (nor an echo page) the ratios are NaN, not an error.
+    bare = navigation_ratios({"shared": summarise_visits(explorer[1:])})
+    assert np.isnan(bare["shared"]["first_picture"]["median"]) and np.isnan(
+        bare["shared"]["first_chart"]["p95"]
     )
 
 
