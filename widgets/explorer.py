@@ -26,7 +26,16 @@ from widgets.export import ExportBar
 from widgets.figures import CHARTS
 from widgets.heap import return_freed_memory
 from widgets.hood import UnderTheHood
-from widgets.layout import BESIDE, BESIDE_PROJECTOR, control_panel, for_view, side_by_side, words
+from widgets.layout import (
+    BESIDE,
+    BESIDE_PROJECTOR,
+    EXPLORER_CSS,
+    PROJECTOR_CSS,
+    control_panel,
+    for_view,
+    side_by_side,
+    words,
+)
 from widgets.model import Model, Result
 from widgets.own_data import REPLACE_WHY, STANDARDIZE_WHY, OwnData
 from widgets.playback import Playback
@@ -50,6 +59,7 @@ from widgets.settings import (
     to_query,
 )
 from widgets.stability import StabilityPanel
+from widgets.still import Stilled, controls_still, page_still
 from widgets.surface import plain_text, plotly_url, send, surface_maker
 from widgets.words import CAPTIONS, REGIME_WORDS, alt_text, caption, notices_html, status_html, step_html
 
@@ -158,6 +168,11 @@ class Explorer:
         self.hood = UnderTheHood(make_figure, self.beside, batch=self.batch)
         self._show_texts(list(notices) + problems)
         self.controls = self._control_panel()
+        # A served page shows stills of its first screen before the live widgets (widgets.still);
+        # a notebook in JupyterLab shows the widgets alone.
+        self.stills = plotly_js is not None
+        if self.stills:
+            self.controls.still = lambda: controls_still(self._page_css)
 
         for widget in self.inputs.values():
             pin(widget)
@@ -288,7 +303,16 @@ class Explorer:
         wide = [views[i] for i, name in enumerate(names) if name in WIDE]
         charts = side_by_side(views, wide=wide, beside=self.beside)
         above = [self.words] if "trajectory" in names else []
-        return for_view(ipw.VBox([*above, charts, *chart_code(names)]), self._on_projector)
+        box = Stilled([*above, charts, *chart_code(names)])
+        if self.stills and "stability" not in names:  # the map is below the first screen
+            box.still = lambda: page_still(box, self._page_css)
+        return for_view(box, self._on_projector)
+
+    @property
+    def _page_css(self) -> str:
+        """The styles the control panel brings to the page (widgets.layout), which a still needs
+        before the panel's widget has come."""
+        return EXPLORER_CSS + (PROJECTOR_CSS if self._on_projector else "")
 
     @property
     def script(self) -> str:

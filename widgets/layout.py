@@ -7,6 +7,8 @@ from pathlib import Path
 
 import ipywidgets as ipw
 
+from widgets.still import Stilled
+
 EXPLORER_CSS = (Path(__file__).parent / "explorer.css").read_text()
 """The control panel, status, notice and caption styles, and the projector view's larger text."""
 PROJECTOR_CSS = (Path(__file__).parent / "projector.css").read_text()
@@ -107,7 +109,7 @@ def control_panel(
     )
     columns.add_class("scanlab-columns")
     style = ipw.HTML(f"<style>{EXPLORER_CSS}{PROJECTOR_CSS if projector else ''}</style>")
-    panel = ipw.VBox([style, rows["presets"], columns, rows["playback"], *texts, rows["share"], *below])
+    panel = Stilled([style, rows["presets"], columns, rows["playback"], *texts, rows["share"], *below])
     for name in hide:  # a teacher's focused link
         (rows[name] if name in rows else i[name]).layout.display = "none"
     panel.add_class("scanlab-controls")
