@@ -18,6 +18,16 @@ HELD = re.compile(r".*\.voila\.js(\?.*)?$")  # Voila's scripts
 # The boxes of the stills' charts, and of the live charts that have a width, in page order.
 BOXES = """(selector) => [...document.querySelectorAll(selector)].filter((e) => e.clientWidth > 0)
     .map((e) => { const r = e.getBoundingClientRect(); return [r.x, r.y, r.width, r.height]; })"""
+GAPS = """() => {
+    window.scanlabGaps = 0;
+    const tick = () => {
+      const still = document.querySelector('.scanlab-still-chart');
+      const live = [...document.querySelectorAll('.scanlab-chart')].find((c) => c.clientWidth > 0);
+      if (!still && !(live && live.dataset.draws)) window.scanlabGaps++;
+      if (still || !live || !live.dataset.draws) requestAnimationFrame(tick);
+    };
+    tick();
+}"""
 LIVE = """() => document.querySelector('.scanlab-still') === null &&
     [...document.querySelectorAll('.scanlab-chart')].filter((c) => c.clientWidth > 0)
       .every((c) => Number(c.dataset.draws || 0) > 0) &&
@@ -67,10 +77,14 @@ def test_the_first_screen_comes_before_the_scripts_and_stays_in_place(
         assert violations(page) == []  # the first picture is for everyone too (WCAG 2.1 A and AA)
         if "lr=0.09" in query:  # the link's run, not the default's
             assert "diverged at step" in page.inner_text(".scanlab-words")
+        # From here until the live charts are drawn, every frame shows the first chart: as a still
+        # or drawn live, never a blank between the two.
+        page.evaluate(GAPS)
         released.append(True)
         for route in held:
             route.continue_()
         page.wait_for_function(LIVE, timeout=90_000, polling=100)
+        assert page.evaluate("() => window.scanlabGaps") == 0
         live = page.evaluate(BOXES, ".scanlab-chart")
         assert len(live) >= len(stills)
         np.testing.assert_allclose(np.array(live[: len(stills)]), np.array(stills), atol=1.0)
