@@ -6,7 +6,9 @@ draw the run its share link names, as its kernel computed it (harness.pages), ev
 - A tab in the background: Chromium freezes it (no task, no animation frame); the answer to a move
   made just before, and the stability map computed meanwhile, are drawn when it is back.
 - Moves faster than frames: a burst of key presses, each a new run while the last is drawn.
-- A network blip: the page's websocket to its kernel drops after a move and is opened again.
+- A network blip: the page's websocket to its kernel drops after a move and is opened again; or
+  the kernel's answers are lost on the way before it drops (the page's widget manager asks for
+  every widget's state when it connects again: this checks it does).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import re
 import pytest
 
 from harness.chromium import CHROMIUM, CHROMIUM_ARGS
-from harness.pages import settled
+from harness.pages import PAGE_STATE, page_settings, settled
 from harness.server import Server
 from widgets.model import Model
 from widgets.settings import DEFAULTS
@@ -168,6 +170,45 @@ def test_a_page_whose_websocket_drops_after_a_move_draws_that_move(url, model):
         wrong, _ = await settled(page, model, lambda s: s.N == 40, SETTLE_S)
         notice = await page.locator(".scanlab-kernel-stopped").count()
         return wrong + (["the page says its kernel stopped"] if notice else [])
+
+    assert visit(scenario) == []
+
+
+def test_a_page_that_lost_the_kernels_answers_asks_again_when_it_reconnects(url, model):
+    # Messages the kernel sends in the moment the socket goes down are lost: jupyter_server keeps
+    # them for the page only once it has seen the socket close. Here every answer to a move is lost
+    # on its way (the relay drops them; the socket stays up), then the network drops: the page that
+    # connects again must ask for what it missed, and draw the move.
+    async def scenario(browser):
+        page = await browser.new_page()
+        sockets, dropping = [], []
+
+        def relay(route):
+            server = route.connect_to_server()
+            sockets.append((route, server))
+            server.on_message(lambda message: None if dropping else route.send(message))
+
+        await page.route_web_socket(re.compile(r".*/api/kernels/.*/channels.*"), relay)
+        await page.goto(url, timeout=120_000)
+        await charts_shown(page)
+        await settled(page, model, lambda s: True, SETTLE_S)
+        opened = len(sockets)
+        dropping.append(True)
+        await type_value(page, "N", "40")
+        await asyncio.sleep(3)  # the line charts' answer and the map's, all lost
+        if page_settings(await page.evaluate(PAGE_STATE)).N == 40:
+            return ["the relay did not drop the kernel's answers"]
+        route, server = sockets[-1]
+        await server.close()
+        await route.close()
+        dropping.clear()
+        deadline = asyncio.get_running_loop().time() + SETTLE_S
+        while len(sockets) == opened and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.2)
+        if len(sockets) == opened:
+            return ["the page never opened its websocket again"]
+        wrong, _ = await settled(page, model, lambda s: s.N == 40, SETTLE_S)
+        return wrong
 
     assert visit(scenario) == []
 

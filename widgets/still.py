@@ -172,7 +172,8 @@ def _trace(trace: dict, xaxis: _Axis, yaxis: _Axis) -> tuple[str, str]:
                 continue
             place = f"left:{a * 100:.2f}%;top:{b * 100:.2f}%"
             if glyph:
-                look = f"color:{html.escape(fill)};font-size:{size:.0f}px"
+                # A glyph is smaller than its font's em: 1.3 em looks as large as Plotly's marker.
+                look = f"color:{html.escape(fill)};font-size:{size * 1.3:.0f}px"
                 marks.append(f'<span class="g" style="{place};{look}">{glyph}</span>')
             else:
                 edge = (
