@@ -144,6 +144,19 @@ def test_a_burst_of_moves_ends_on_the_last_run(url, model):
     assert visit(scenario) == []
 
 
+async def drop_and_reconnect(sockets: list) -> list[str]:
+    """Close the page's newest kernel websocket on both sides (the network drops) and wait until the
+    page has opened another; what went wrong. `sockets`: (route, server) pairs, one per socket."""
+    opened = len(sockets)
+    route, server = sockets[-1]
+    await server.close()
+    await route.close()
+    deadline = asyncio.get_running_loop().time() + SETTLE_S
+    while len(sockets) == opened and asyncio.get_running_loop().time() < deadline:
+        await asyncio.sleep(0.2)
+    return [] if len(sockets) > opened else ["the page never opened its websocket again"]
+
+
 def test_a_page_whose_websocket_drops_after_a_move_draws_that_move(url, model):
     async def scenario(browser):
         page = await browser.new_page()
@@ -157,16 +170,10 @@ def test_a_page_whose_websocket_drops_after_a_move_draws_that_move(url, model):
         await page.goto(url, timeout=120_000)
         await charts_shown(page)
         await settled(page, model, lambda s: True, SETTLE_S)
-        opened = len(sockets)
         await type_value(page, "N", "40")
-        route, server = sockets[-1]
-        await server.close()  # the network drops: the kernel's answer is sent to no one
-        await route.close()
-        deadline = asyncio.get_running_loop().time() + SETTLE_S
-        while len(sockets) == opened and asyncio.get_running_loop().time() < deadline:
-            await asyncio.sleep(0.2)
-        if len(sockets) == opened:
-            return ["the page never opened its websocket again"]
+        lost = await drop_and_reconnect(sockets)  # the kernel's answer is sent to no one
+        if lost:
+            return lost
         wrong, _ = await settled(page, model, lambda s: s.N == 40, SETTLE_S)
         notice = await page.locator(".scanlab-kernel-stopped").count()
         return wrong + (["the page says its kernel stopped"] if notice else [])
@@ -192,21 +199,15 @@ def test_a_page_that_lost_the_kernels_answers_asks_again_when_it_reconnects(url,
         await page.goto(url, timeout=120_000)
         await charts_shown(page)
         await settled(page, model, lambda s: True, SETTLE_S)
-        opened = len(sockets)
         dropping.append(True)
         await type_value(page, "N", "40")
         await asyncio.sleep(3)  # the line charts' answer and the map's, all lost
         if page_settings(await page.evaluate(PAGE_STATE)).N == 40:
             return ["the relay did not drop the kernel's answers"]
-        route, server = sockets[-1]
-        await server.close()
-        await route.close()
         dropping.clear()
-        deadline = asyncio.get_running_loop().time() + SETTLE_S
-        while len(sockets) == opened and asyncio.get_running_loop().time() < deadline:
-            await asyncio.sleep(0.2)
-        if len(sockets) == opened:
-            return ["the page never opened its websocket again"]
+        lost = await drop_and_reconnect(sockets)
+        if lost:
+            return lost
         wrong, _ = await settled(page, model, lambda s: s.N == 40, SETTLE_S)
         return wrong
 
