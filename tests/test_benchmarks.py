@@ -15,6 +15,7 @@ from benchmarks.browser_report import (
     analyse_visit,
     first_picture_rows,
     navigation_ratios,
+    profile_summary,
     ratios,
     summarise_moves,
     summarise_visits,
@@ -170,3 +171,19 @@ def test_the_naive_map_loop_computes_the_maps_own_cells():
     want_finals, want_diverged = naive.map_kernel(batches, lrs, sizes, 0.5, 20)
     np.testing.assert_allclose(finals, want_finals[:, [0, 2]], rtol=1e-6)
     np.testing.assert_array_equal(diverged, want_diverged[:, [0, 2]])
+
+
+def test_a_profiles_first_sample_is_not_counted():
+    # The first sample's time runs from Profiler.start, which holds the page while V8 logs its code.
+    def node(i, name, url="", children=()):
+        return {"id": i, "callFrame": {"functionName": name, "url": url}, "children": list(children)}
+
+    profile = {
+        "nodes": [node(1, "(root)", children=[2, 3]), node(2, "(program)"), node(3, "draw", "x/surface.js")],
+        "samples": [2, 3, 2, 3],
+        "timeDeltas": [600_000, 2_000, 1_000, 3_000],  # µs
+    }
+    summary = profile_summary(profile, per=1)
+    assert summary["self_by_script_ms"] == {"surface.js": 5.0, "(program)": 1.0}
+    # `until_ms` still counts the first sample's time: the samples up to 602 ms are its and one more.
+    assert profile_summary(profile, until_ms=602.5)["self_by_script_ms"] == {"surface.js": 2.0}
