@@ -210,6 +210,16 @@ class Dashboard:
 
     def click_map(self, x: float, y: float) -> None:
         """Click the stability map's sum panel where its axes have (x, y), as a visitor does."""
+        self.page.mouse.click(*self._map_point(x, y))
+
+    def hover_map(self, x: float, y: float) -> str:
+        """The words the stability map's sum panel shows with the mouse over (x, y) of its axes."""
+        self.page.mouse.move(*self._map_point(x, y))
+        label = self.page.locator(".js-plotly-plot .hoverlayer .hovertext")
+        label.first.wait_for(timeout=10_000)
+        return " ".join(label.evaluate_all("(found) => found.map((e) => e.textContent)"))
+
+    def _map_point(self, x: float, y: float) -> tuple[float, float]:
         self.page.locator(".js-plotly-plot").filter(has_text="Stability map").scroll_into_view_if_needed()
         x_px, y_px = self.page.evaluate(
             """([x, y]) => {
@@ -219,7 +229,7 @@ class Dashboard:
             }""",
             [x, y],
         )
-        self.page.mouse.click(x_px, y_px)
+        return x_px, y_px
 
     def layers(self) -> list:
         """Per chart on the page: how many scatter traces and heatmaps are drawn (SVG groups)."""
@@ -537,6 +547,13 @@ def _assert_map_drawn(drawn: dict, want, lr: float, row: float) -> None:
 def test_clicking_the_stability_map_sets_lr_and_b(dashboard):
     column, row = 10, 20  # lr = 6.2e-4, B = 56: a stable run, drawn in full
     lr, b = float(f"{MAP_LRS[column]:.6g}"), int(MAP_BATCH_SIZES[row])
+    # The cell says what it is (its lr and B, from the trace's customdata) before it is clicked.
+    words = dashboard.hover_map(float(np.log10(MAP_LRS[column])), float(np.log2(MAP_BATCH_SIZES[row])))
+    assert f"lr = {MAP_LRS[column]:.3g}, B = {b}" in words and "log10 |w − w*| = " in words, words
+    assert "diverged" not in words, words  # a gap of the diverged cells' overlay says nothing
+    far = dashboard.hover_map(float(np.log10(MAP_LRS[-1])), float(np.log2(MAP_BATCH_SIZES[-1])))
+    assert f"lr = {MAP_LRS[-1]:.3g}, B = {MAP_BATCH_SIZES[-1]}" in far and "diverged" in far, far
+    assert "log10" not in far, far
     dashboard.click_map(float(np.log10(MAP_LRS[column])), float(np.log2(MAP_BATCH_SIZES[row])))
     expected = _expected_weights(DEFAULTS._replace(lr=lr, B=b))
     dashboard.wait_for_trajectory(
@@ -567,6 +584,8 @@ def test_the_lr_x_momentum_map_is_cores_and_a_click_sets_lr_and_momentum(browser
     _assert_map_drawn(page.stability_map(), want, settings.lr, settings.momentum)
     column, row = 20, 10  # lr = 3.7e-3, momentum = 0.3
     lr, momentum = float(f"{MAP_LRS[column]:.6g}"), float(MAP_MOMENTA[row])
+    words = page.hover_map(float(np.log10(MAP_LRS[column])), momentum)
+    assert f"lr = {MAP_LRS[column]:.3g}, momentum = {momentum:.2g}" in words, words
     page.click_map(float(np.log10(MAP_LRS[column])), momentum)
     query = to_query(settings._replace(lr=lr, optimizer="momentum", momentum=momentum, map="momentum"))
     page.page.wait_for_function(

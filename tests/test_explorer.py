@@ -569,7 +569,13 @@ def test_the_lr_x_momentum_map_shows_what_core_computes_and_a_click_sets_lr_and_
         np.testing.assert_allclose(z[~np.isnan(z)], want[~np.isnan(want)], rtol=1e-12)
         np.testing.assert_array_equal(np.asarray(outcome.y), MAP_MOMENTA)
         np.testing.assert_allclose(10 ** np.asarray(boundary.x), expected.critical_lr[loss], rtol=1e-9)
-        assert "momentum = 0.42" not in outcome.text[0][0] and "momentum = 0" in outcome.text[0][0]
+        # Each cell's hover words name its own lr and momentum (customdata), not the current 0.42.
+        cells = np.asarray(outcome.customdata, dtype=np.float64)
+        assert cells.shape == (MAP_MOMENTA.size, MAP_LRS.size, 2)
+        lrs, rows = np.meshgrid(MAP_LRS, MAP_MOMENTA)
+        np.testing.assert_allclose(cells[..., 0], lrs, rtol=1e-6)
+        np.testing.assert_allclose(cells[..., 1], rows, rtol=1e-6)
+        assert "momentum = %{customdata[1]" in outcome.hovertemplate
         np.testing.assert_allclose((marker.y0 + marker.y1) / 2, 0.42, rtol=1e-12)
     assert figure.layout.yaxis.title.text == "momentum" and "lr × momentum" in figure.layout.title.text
     assert not figure.layout.yaxis2.title.text  # the rows are the sum panel's, titled there

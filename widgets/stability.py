@@ -65,9 +65,6 @@ class Rows(NamedTuple):
     span: list
     half: float
 
-    def label(self, value) -> str:
-        return f"{self.name} = {value:.2g}" if self.name == "momentum" else f"{self.name} = {value}"
-
     def position(self, settings: Settings) -> float:
         """Where the current setting's row is drawn."""
         value = getattr(settings, self.name)
@@ -203,9 +200,18 @@ class StabilityChart:
         return layout
 
     def styles(self) -> list[dict]:
-        labels = [
-            [f"lr = {lr:.3g}, {self.rows.label(value)}" for lr in MAP_LRS] for value in self.rows.values
-        ]
+        # Each cell's lr and row value, (rows, lrs, 2) float32, for its hover text: a binary buffer
+        # of 16 KB per heatmap, where the same words as a text array were 50 KB of JSON, sent again
+        # with every new map (the figure's data goes whole).
+        cells = np.stack(
+            np.broadcast_arrays(
+                np.asarray(MAP_LRS, dtype=np.float32)[None, :],
+                np.asarray(self.rows.values, dtype=np.float32)[:, None],
+            ),
+            axis=-1,
+        )
+        row = "%{customdata[1]:.2~g}" if self.rows.name == "momentum" else "%{customdata[1]}"
+        cell = f"lr = %{{customdata[0]:.3~g}}, {self.rows.name} = {row}"
         y = self.rows.positions
         styles = []
         for loss in LOSSES:
@@ -215,24 +221,28 @@ class StabilityChart:
                     "type": "heatmap",
                     "x": _X,
                     "y": y,
-                    "text": labels,
+                    "customdata": cells,
+                    # A cell of neither kind (NaN here) says nothing: Plotly's default labels the
+                    # gaps too, and every stable cell then said "diverged" (the overlay's words).
+                    "hoverongaps": False,
                     "coloraxis": "coloraxis",
                     "name": f"outcome, {loss}",
-                    "hovertemplate": "%{text}<br>log10 |w − w*| = %{z:.3g}<extra>" + loss + "</extra>",
+                    "hovertemplate": cell + "<br>log10 |w − w*| = %{z:.3g}<extra>" + loss + "</extra>",
                     **axes,
                 },
                 {
                     "type": "heatmap",
                     "x": _X,
                     "y": y,
-                    "text": labels,
+                    "customdata": cells,
+                    "hoverongaps": False,
                     "colorscale": [[0, COLORS["diverged"]], [1, COLORS["diverged"]]],
                     # A 1 px gap between rows of diverged cells: a striped texture, not the colour
                     # alone, tells them (rows only: at 390 px a column is under 2 px wide).
                     "ygap": 1,
                     "showscale": False,
                     "name": "diverged",
-                    "hovertemplate": "%{text}<br>diverged<extra>" + loss + "</extra>",
+                    "hovertemplate": cell + "<br>diverged<extra>" + loss + "</extra>",
                     **axes,
                 },
                 {

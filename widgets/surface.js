@@ -60,6 +60,11 @@ function decodeArray(spec) {
   // A copy: a buffer's offset in its message need not be a multiple of the element's size.
   const values = new Type(view.buffer.slice(view.byteOffset, view.byteOffset + view.byteLength));
   const shape = String(spec.shape || values.length).split(",").map(Number);
+  if (shape.length === 3) { // rows of rows: a heatmap's customdata of several numbers per cell
+    const [rows, columns, depth] = shape;
+    return Array.from({ length: rows }, (_, i) => Array.from({ length: columns },
+      (_, j) => values.subarray((i * columns + j) * depth, (i * columns + j + 1) * depth)));
+  }
   if (shape.length !== 2) return values;
   const [rows, columns] = shape;
   return Array.from({ length: rows }, (_, i) => values.subarray(i * columns, (i + 1) * columns));
