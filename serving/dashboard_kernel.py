@@ -10,6 +10,8 @@ runs app.ipynb, and a visitor cannot run code in it (Voila refuses execute reque
   plotly, IPython and the rest. Nothing in the dashboard reads a docstring; `help()` would show
   none. The Makefile compiles the modules for -OO (`compile_oo`): without those files, each kernel
   compiled them from source, about 2 s of CPU.
+- When a page asks for the widgets' states, the heap their serialising freed is handed back to the
+  system a second later (`trim_after_states`): 6 to 7 MB a kernel.
 
 Its kernel spec also declares CurveZMQ support (`metadata.supported_encryption`): with make run's
 `KernelManager.transport_encryption=auto`, jupyter_client gives each kernel keys of its own, and its
@@ -21,6 +23,8 @@ saved). JupyterLab (`make lab`), Binder and JupyterHub keep the stock kernel, wi
 docstrings.
 """
 
+import asyncio
+import ctypes
 import os
 import sys
 
@@ -37,9 +41,46 @@ def main() -> None:
         del sys.path[0]
     for name in LEFT_OUT:
         sys.modules[name] = None
-    from ipykernel import kernelapp
+    from ipykernel.kernelapp import IPKernelApp
 
-    kernelapp.launch_new_instance()
+    app = IPKernelApp.instance()  # what kernelapp.launch_new_instance does, with one handler more
+    app.initialize()
+    trim_after_states(app.kernel)
+    app.start()
+
+
+TRIM_DELAY = 1.0
+"""Seconds after a page's request for the widgets' states that the kernel's heap is trimmed: the
+reply's message is sent (and its buffers freed) by ipykernel's IOPub thread, after the handler."""
+
+
+def trim_after_states(kernel) -> None:
+    """Hand the heap back to the system (`widgets.heap.return_freed_memory`, the same call) once the
+    page has the widgets' states. A page that connects asks for the state of every widget
+    (ipywidgets' `request_states`), and serialising them all took 6 to 7 MB, freed once sent, that
+    every kernel kept for its whole life (glibc keeps freed memory for reuse). Only that message is
+    followed by a trim: the controls' callbacks are not (a trim after each made them fault their
+    pages in again, as the mmap threshold did: docs/performance.md)."""
+    handle = kernel.shell_handlers["comm_msg"]
+
+    def comm_msg(stream, ident, msg):
+        handle(stream, ident, msg)
+        data = msg.get("content", {}).get("data")
+        if isinstance(data, dict) and data.get("method") == "request_states":
+            try:
+                asyncio.get_running_loop().call_later(TRIM_DELAY, return_freed_memory)
+            except RuntimeError:  # no loop in this thread
+                return_freed_memory()
+
+    kernel.shell_handlers["comm_msg"] = comm_msg
+
+
+def return_freed_memory() -> None:
+    """widgets.heap's, here because importing `widgets` imports the whole dashboard."""
+    try:
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
 
 
 if __name__ == "__main__":
