@@ -64,13 +64,14 @@ def trim_after_states(kernel) -> None:
     handle = kernel.shell_handlers["comm_msg"]
 
     def comm_msg(stream, ident, msg):
-        handle(stream, ident, msg)
+        result = handle(stream, ident, msg)
         data = msg.get("content", {}).get("data")
         if isinstance(data, dict) and data.get("method") == "request_states":
             try:
                 asyncio.get_running_loop().call_later(TRIM_DELAY, return_freed_memory)
             except RuntimeError:  # no loop in this thread
                 return_freed_memory()
+        return result  # a handler that is a coroutine function is awaited by the kernel, as before
 
     kernel.shell_handlers["comm_msg"] = comm_msg
 

@@ -74,3 +74,21 @@ def test_a_page_asking_for_the_widgets_states_is_followed_by_one_trim(monkeypatc
     assert handled == messages and trims == [1]  # every message handled; a callback's not trimmed
     kernel.shell_handlers["comm_msg"](None, [], _message("request_states"))  # no event loop: at once
     assert trims == [1, 1]
+
+
+def test_a_comm_handler_that_is_a_coroutine_is_still_awaited(monkeypatch):
+    # ipykernel awaits what a shell handler returns when it is awaitable: the wrapper hands it on.
+    monkeypatch.setattr(dashboard_kernel, "return_freed_memory", lambda: None)
+    handled = []
+
+    async def handle(stream, ident, msg):
+        handled.append(msg)
+
+    kernel = types.SimpleNamespace(shell_handlers={"comm_msg": handle})
+    dashboard_kernel.trim_after_states(kernel)
+
+    async def dispatch():
+        await kernel.shell_handlers["comm_msg"](None, [], _message("update"))
+
+    asyncio.run(dispatch())
+    assert handled == [_message("update")]
