@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 from widgets import Explorer
-from widgets.figures import CHARTS
 from widgets.settings import DEFAULTS
 from widgets.still import STILL_MIME, chart_still, still
 from widgets.surface import surface_maker
@@ -120,10 +119,31 @@ def test_a_still_writes_text_as_text():
     assert 'aria-label="&lt;img src=x onerror=alert(1)&gt;"' in markup
 
 
-def test_every_line_chart_has_a_still_and_the_others_are_skipped(served):
-    for name in CHARTS:
-        markup = chart_still(served.figures[name])
-        assert markup.startswith('<div class="scanlab-still-chart"'), name
+LINE = r'<path d="M(?!0 5H30")[^"]*" stroke='  # a trace's line in a still (not a legend's sample)
+
+
+def test_every_chart_draws_each_of_its_shown_lines(served):
+    # Each chart's still has one SVG line per trace it shows with two points or more, and none for
+    # a hidden trace (the mean's under the sum loss, the w, b model's plane under w).
+    for name, figure in served.figures.items():
+        lines = [
+            t for t in figure.data
+            if t.get("visible", True) is True and "lines" in t.get("mode", "lines")
+            and t.get("x") is not None and len(t["x"]) > 1
+        ]  # fmt: skip
+        drawn = re.findall(LINE, chart_still(figure))
+        assert len(drawn) == len(lines), (name, len(drawn), len(lines))
+    assert re.findall(LINE, chart_still(served.figures["plane"])) == []
+
+
+def test_a_page_gets_the_stills_styles_once():
+    explorer = Explorer(DEFAULTS, plotly_js="x")
+    outputs = [
+        box._repr_mimebundle_()[STILL_MIME]
+        for box in (explorer.controls, explorer.show("trajectory", "loss"), explorer.show("landscape"))
+    ]
+    assert [output.count("<style>") for output in outputs] == [1, 0, 0]
+    assert ".scanlab-still-chart" in outputs[0] and ".scanlab-words" in outputs[0]  # still.css, explorer.css
 
 
 def test_a_still_that_fails_leaves_the_live_widget(served):

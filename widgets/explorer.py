@@ -26,16 +26,7 @@ from widgets.export import ExportBar
 from widgets.figures import CHARTS
 from widgets.heap import return_freed_memory
 from widgets.hood import UnderTheHood
-from widgets.layout import (
-    BESIDE,
-    BESIDE_PROJECTOR,
-    EXPLORER_CSS,
-    PROJECTOR_CSS,
-    control_panel,
-    for_view,
-    side_by_side,
-    words,
-)
+from widgets.layout import BESIDE, BESIDE_PROJECTOR, control_panel, for_view, page_css, side_by_side, words
 from widgets.model import Model, Result
 from widgets.own_data import REPLACE_WHY, STANDARDIZE_WHY, OwnData
 from widgets.playback import Playback
@@ -171,8 +162,9 @@ class Explorer:
         # A served page shows stills of its first screen before the live widgets (widgets.still);
         # a notebook in JupyterLab shows the widgets alone.
         self.stills = plotly_js is not None
+        self._still_styled = False  # whether a still has brought the page its styles
         if self.stills:
-            self.controls.still = lambda: controls_still(self._page_css)
+            self.controls.still = lambda: controls_still(self._still_css())
 
         for widget in self.inputs.values():
             pin(widget)
@@ -305,14 +297,17 @@ class Explorer:
         above = [self.words] if "trajectory" in names else []
         box = Stilled([*above, charts, *chart_code(names)])
         if self.stills and "stability" not in names:  # the map is below the first screen
-            box.still = lambda: page_still(box, self._page_css)
+            box.still = lambda: page_still(box, self._still_css())
         return for_view(box, self._on_projector)
 
-    @property
-    def _page_css(self) -> str:
-        """The styles the control panel brings to the page (widgets.layout), which a still needs
-        before the panel's widget has come."""
-        return EXPLORER_CSS + (PROJECTOR_CSS if self._on_projector else "")
+    def _still_css(self) -> str | None:
+        """The styles the page's stills need before the control panel's widget brings them
+        (widgets.layout.page_css), for the first still the page shows; None for the others: the
+        cells' outputs come in order, and each copy was 6.5 KB more of the page to parse."""
+        if self._still_styled:
+            return None
+        self._still_styled = True
+        return page_css(self._on_projector)
 
     @property
     def script(self) -> str:

@@ -27,6 +27,12 @@ BESIDE_PROJECTOR = "640px"
 1024 x 768."""
 
 
+def page_css(projector: bool) -> str:
+    """The page's CSS (EXPLORER_CSS, and PROJECTOR_CSS in the projector view), which the control panel
+    brings."""
+    return EXPLORER_CSS + (PROJECTOR_CSS if projector else "")
+
+
 def side_by_side(views: list, *, wide=(), beside: str = BESIDE) -> ipw.HBox:
     """`views` (charts, or boxes holding one) in a row that wraps: each at least `beside` wide next
     to another, the row shared between them, and the views in `wide` a row each. A chart takes the
@@ -108,7 +114,7 @@ def control_panel(
         layout={"flex_flow": "row wrap"},
     )
     columns.add_class("scanlab-columns")
-    style = ipw.HTML(f"<style>{EXPLORER_CSS}{PROJECTOR_CSS if projector else ''}</style>")
+    style = ipw.HTML(f"<style>{page_css(projector)}</style>")
     panel = Stilled([style, rows["presets"], columns, rows["playback"], *texts, rows["share"], *below])
     for name in hide:  # a teacher's focused link
         (rows[name] if name in rows else i[name]).layout.display = "none"
@@ -123,6 +129,7 @@ __all__ = [
     "PROJECTOR_CSS",
     "control_panel",
     "for_view",
+    "page_css",
     "side_by_side",
     "words",
 ]

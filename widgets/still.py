@@ -115,7 +115,8 @@ class _Axis:
             ticks = _nice_ticks(self.low, self.high, rough)
             step = ticks[1] - ticks[0] if len(ticks) > 1 else 1.0
             pairs = [(v, _tick_text(v, step)) for v in ticks]
-        self.ticks = [(float(self.share(v)), t) for v, t in pairs if 0 <= self.share(v) <= 1]
+        at = [(float(self.share(v)), t) for v, t in pairs]
+        self.ticks = [(share, t) for share, t in at if 0 <= share <= 1]
 
     def share(self, value) -> np.ndarray | float:
         """Where `value` lands along the axis, 0 at its start and 1 at its end (NaN: nowhere)."""
@@ -142,6 +143,16 @@ def _path(x: np.ndarray, y: np.ndarray) -> str:
 DASHES = {"dash": "8 5", "dot": "2 4", "dashdot": "8 4 2 4", "longdash": "14 6"}
 
 
+def _stroke(trace: dict, width: float | None = None) -> str:
+    """A trace's line as SVG stroke attributes (its colour, or its markers', and dashes); `width`
+    instead of the line's (a legend's sample)."""
+    style = trace.get("line") or {}
+    colour = html.escape(style.get("color") or (trace.get("marker") or {}).get("color") or COLOUR)
+    dash = DASHES.get(style.get("dash") or "solid")
+    attributes = f'stroke="{colour}" stroke-width="{width or style.get("width", 2)}"'
+    return attributes + (f' stroke-dasharray="{dash}"' if dash else "")
+
+
 def _shown(trace: dict) -> bool:
     return trace.get("visible", True) is True and (trace.get("type") or "scatter") == "scatter"
 
@@ -155,12 +166,7 @@ def _trace(trace: dict, xaxis: _Axis, yaxis: _Axis) -> tuple[str, str]:
     mode = trace.get("mode", "lines")
     line, marks = "", []
     if "lines" in mode and n > 1:
-        style = trace.get("line") or {}
-        dash = DASHES.get(style.get("dash") or "solid")
-        line = (
-            f'<path d="{_path(x, y)}" stroke="{html.escape(style.get("color") or COLOUR)}" '
-            f'stroke-width="{style.get("width", 2)}"' + (f' stroke-dasharray="{dash}"' if dash else "") + "/>"
-        )
+        line = f'<path d="{_path(x, y)}" {_stroke(trace)}/>'
     if "markers" in mode:
         marker = trace.get("marker") or {}
         size = float(marker.get("size", 6))
@@ -261,14 +267,7 @@ def chart_still(chart: Surface, x_length: float = X_LENGTH) -> str:
     if shown_legend:
         items = []
         for trace in keys:
-            style = trace.get("line") or {}
-            dash = DASHES.get(style.get("dash") or "solid")
-            colour = html.escape(style.get("color") or (trace.get("marker") or {}).get("color") or COLOUR)
-            sample = (
-                f'<svg width="30" height="10"><path d="M0 5H30" stroke="{colour}" stroke-width="2"'
-                + (f' stroke-dasharray="{dash}"' if dash else "")
-                + "/></svg>"
-            )
+            sample = f'<svg width="30" height="10"><path d="M0 5H30" {_stroke(trace, width=2)}/></svg>'
             items.append(f"<span>{sample}{html.escape(plain_text(str(trace['name'])))}</span>")
         legend = f'<div class="legend" style="{tick_font}">{"".join(items)}</div>'
     x_title = html.escape(plain_text(((layout.get("xaxis") or {}).get("title") or {}).get("text") or ""))
@@ -335,17 +334,22 @@ def still(widget, x_length: float = X_LENGTH) -> str:
     return f'<div class="{classes}" style="{style}"></div>'
 
 
-def controls_still(css: str = "") -> str:
-    """The control panel's still: its styles (`css`) and its place, which the page's template
-    makes the controls' column at once; the controls themselves come live (a still control
-    would take a click and drop it)."""
-    return f'<style>{css}{STILL_CSS}</style><div class="scanlab-still-controls">Loading the controls…</div>'
+def controls_still(css: str | None = None) -> str:
+    """The control panel's still: its place, which the page's template makes the controls' column at
+    once; the controls themselves come live (a still control would take a click and drop it).
+    `css`: as `page_still`'s."""
+    return f'{_styles(css)}<div class="scanlab-still-controls">Loading the controls…</div>'
 
 
-def page_still(widget, css: str = "") -> str:
-    """`still(widget)` with the styles it needs (STILL_CSS, and `css`: the explorer's, which its
-    widgets bring later), as a cell's still (STILL_MIME)."""
-    return f"<style>{css}{STILL_CSS}</style>{still(widget)}"
+def page_still(widget, css: str | None = None) -> str:
+    """`still(widget)` as a cell's still (STILL_MIME). With `css` (the explorer's, which its widgets
+    bring later) the styles the stills need come first; a page needs them once, None leaves them
+    out."""
+    return f"{_styles(css)}{still(widget)}"
+
+
+def _styles(css: str | None) -> str:
+    return "" if css is None else f"<style>{css}{STILL_CSS}</style>"
 
 
 __all__ = ["STILL_CSS", "STILL_MIME", "Stilled", "chart_still", "controls_still", "page_still", "still"]
