@@ -120,6 +120,23 @@ def _wait_for_kernel_count(server, count: int, timeout: float = 120) -> None:
         time.sleep(0.2)
 
 
+def test_kernels_listen_on_unix_sockets_not_tcp_ports(server, browser):
+    # A TCP port is picked free by the server and bound by the kernel a moment later; in a class
+    # arriving at once another connection took one in between, that kernel died ("Address already
+    # in use") and its page stayed blank. Unix sockets (the Makefile: transport=ipc) have no such gap.
+    visitor = Visitor(browser, server.url)
+    kernels = server.kernels()
+    assert kernels
+    for kernel in kernels:
+        command = kernel.cmdline()
+        info = json.loads(Path(command[command.index("-f") + 1]).read_text())
+        assert info["transport"] == "ipc", info
+        bound = {c.laddr for c in kernel.net_connections("unix")}
+        channels = ("shell", "iopub", "stdin", "control", "hb")
+        assert {f"{info['ip']}-{info[f'{name}_port']}" for name in channels} <= bound, (kernel.pid, bound)
+    visitor.leave(server)
+
+
 def test_closing_a_tab_frees_its_kernel(server, server_log, browser):
     visitor = Visitor(browser, server.url)
     assert _kernel(server, visitor.kernel_id)["connections"] == 1
