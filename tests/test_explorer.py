@@ -1,6 +1,7 @@
 """The explorer without a browser: every control, preset, view change and playback step puts
 exactly what core computes into the figures, and bad values never break a chart."""
 
+import asyncio
 import html
 import json
 import re
@@ -491,6 +492,30 @@ def test_a_single_move_computes_the_map_at_once_and_a_drag_once_it_rests(explore
     panel.wait()
     assert waits == [SETTLE_S] and "w0 = 3:" in panel.status.value
     _assert_map_shows(explorer, explorer.settings)
+
+
+def test_the_map_is_drawn_on_the_kernels_thread_once_it_is_free():
+    # A kernel runs cells and answers messages on one thread, in an event loop; the map's worker
+    # only computes. A map finished while that thread is busy (writing a reconnected page's reply
+    # of every widget's state) waits until the thread is free, so it goes after that reply.
+    async def scenario():
+        explorer = Explorer()  # made in a running loop, as a kernel runs the notebook's cell
+        panel = explorer.stability
+        threads = []
+        panel.figure.observe(lambda _: threads.append(threading.current_thread()), "plot_layout")
+        explorer.apply(DEFAULTS._replace(N=40))
+        panel.wait()  # the worker has computed the map, while this thread was busy
+        busy = panel.figure.get("title.text"), panel.status.value
+        for _ in range(100):
+            await asyncio.sleep(0.01)
+            if "N = 40" in panel.figure.get("title.text"):
+                break
+        return busy, panel.figure.get("title.text"), threads
+
+    (busy_title, busy_status), title, threads = asyncio.run(scenario())
+    assert "N = 40" not in busy_title and "Computing" in busy_status
+    assert "N = 40" in title
+    assert threads and all(thread is threading.main_thread() for thread in threads)
 
 
 def test_a_map_computed_already_is_drawn_in_the_move_itself(explorer, monkeypatch):

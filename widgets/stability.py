@@ -10,13 +10,16 @@ lr x momentum: 50 ms at N = 100, 0.5 s at N = 1000, mostly the theory's critical
 the sliders stay live meanwhile and the panel says it is computing. A request that comes less
 than SETTLE_S after the one before (a drag) waits SETTLE_S for a newer one, so a drag computes its
 first value at once and its last once it rests; a single move starts at once, and a result that
-a newer request has made stale is dropped. The last map of each kind is kept: switching between
-the two with nothing else changed draws the kept one at once, in the move's own message. A click
-on a cell sets lr and B, or lr and momentum (and the momentum optimizer).
+a newer request has made stale is dropped. The worker only computes: the map is drawn on the
+kernel's own thread (`_on_kernel_thread`), as every other change is. The last map of each kind is
+kept: switching between the two with nothing else changed draws the kept one at once, in the
+move's own message. A click on a cell sets lr and B, or lr and momentum (and the momentum
+optimizer).
 """
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
 import html
 import math
@@ -369,6 +372,14 @@ BLANK_ROWS = (
 """Said under the lr x B map of data of rows without replace (widgets.rows.stitched_map)."""
 
 
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    """The event loop running in this thread (a kernel's, while it runs a cell), or None."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
 def map_key_text(settings: Settings) -> str:
     """The words under the map: what its symbols mean, for the model and the data."""
     text = PYTREE_KEY if pytree(settings) else KEY
@@ -397,6 +408,7 @@ class StabilityPanel:
         self._settings = settings
         self._executor = concurrent.futures.ThreadPoolExecutor(1, "stability-map") if background else None
         self._future: concurrent.futures.Future | None = None
+        self._loop = _running_loop()  # the kernel's, where the worker's results are drawn
         self._widget_class = widget  # makes the map's figure (widgets.surface.surface_maker)
         self._drawn = model.stability(settings)  # the map the figure shows
         self._chart = CHARTS[settings.map]  # the chart it is drawn as
@@ -475,15 +487,31 @@ class StabilityPanel:
         try:
             stability = self.model.stability(settings)
         except Exception as error:  # the map is a view: say so, keep the last one, keep the sliders
-            with self._lock:
-                if key == self._wanted:
-                    self.status.value = (
-                        "&#9888; The stability map could not be computed for these settings "
-                        f"({html.escape(type(error).__name__)}: {html.escape(str(error)[:200])}); "
-                        "it shows the last one."
-                    )
+            self._on_kernel_thread(self._failed, key, error)
             return
-        self._draw(key, stability)
+        self._on_kernel_thread(self._draw, key, stability)
+
+    def _on_kernel_thread(self, draw, *args) -> None:
+        """Run `draw(*args)` on the kernel's thread, between its messages, or here without a kernel's
+        event loop (tests). A page that connects again asks for every widget's state, and the kernel
+        writes them all into one reply: a map sent by the worker while that reply was being written
+        would go before it, and the reply's older map would be drawn last."""
+        if self._loop is None:
+            draw(*args)
+            return
+        try:
+            self._loop.call_soon_threadsafe(draw, *args)
+        except RuntimeError:  # the loop is closed: the kernel is stopping
+            pass
+
+    def _failed(self, key, error: Exception) -> None:
+        with self._lock:
+            if key == self._wanted:
+                self.status.value = (
+                    "&#9888; The stability map could not be computed for these settings "
+                    f"({html.escape(type(error).__name__)}: {html.escape(str(error)[:200])}); "
+                    "it shows the last one."
+                )
 
     def _draw(self, key, stability) -> None:
         with self._lock:
@@ -522,7 +550,8 @@ class StabilityPanel:
         )
 
     def wait(self, timeout: float = 30.0) -> None:
-        """Block until the newest map is drawn (tests and scripts)."""
+        """Block until the newest map is computed (tests and scripts): drawn too, unless a running
+        event loop draws it (`_on_kernel_thread`), once this thread gives the loop its turn."""
         if self._future is not None:
             self._future.result(timeout)
 
