@@ -62,9 +62,13 @@ def test_the_first_screen_comes_before_the_scripts_and_stays_in_place(
         page.goto(dashboard_url + query, wait_until="commit")
         page.wait_for_selector(".scanlab-still-chart svg", state="visible", timeout=60_000)
         page.wait_for_selector(".scanlab-column .scanlab-still-controls", state="attached", timeout=30_000)
+        # Voila sends each cell as its kernel has run it: the first screen's second cell may come
+        # after the first has been shown.
+        page.wait_for_function(
+            f"() => ({BOXES})('.scanlab-still-chart').length >= 4", timeout=60_000, polling=100
+        )
         assert page.locator(".js-plotly-plot, .widget-slider").count() == 0
         stills = page.evaluate(BOXES, ".scanlab-still-chart")
-        assert len(stills) >= 4, stills
         # The first chart is in the first screen, named for a screen reader by the kernel's sentence.
         assert stills[0][1] < height
         names = page.eval_on_selector_all(
