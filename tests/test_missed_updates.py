@@ -160,6 +160,8 @@ async def drop_and_reconnect(sockets: list) -> list[str]:
 def test_a_page_whose_websocket_drops_after_a_move_draws_that_move(url, model):
     async def scenario(browser):
         page = await browser.new_page()
+        errors = []  # e.g. anywidget's "Failed to initialize model": that chart takes no more messages
+        page.on("pageerror", lambda error: errors.append(str(error)))
         sockets = []
 
         def relay(route):  # the page's kernel websockets, through this test, which can drop them
@@ -176,7 +178,7 @@ def test_a_page_whose_websocket_drops_after_a_move_draws_that_move(url, model):
             return lost
         wrong, _ = await settled(page, model, lambda s: s.N == 40, SETTLE_S)
         notice = await page.locator(".scanlab-kernel-stopped").count()
-        return wrong + (["the page says its kernel stopped"] if notice else [])
+        return wrong + (["the page says its kernel stopped"] if notice else []) + errors
 
     assert visit(scenario) == []
 
