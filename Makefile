@@ -62,10 +62,10 @@ SERVING = --template=scanlab \
 # - "Kernel is running over TCP without encryption": jupyter_client provisions CurveZMQ keys for a
 #   kernel whose spec says it supports them (serving/kernelspecs/python3/kernel.json) when
 #   transport_encryption is auto; the kernel then encrypts its sockets and says nothing.
-# Kernels talk to the server over Unix sockets in Jupyter's runtime folder (transport=ipc), not TCP:
-# a TCP port is picked free and bound by the kernel a moment later, and in a class arriving at once
-# another connection took one in between ("Address already in use"): that kernel died, its page
-# stayed blank.
+# Kernels talk to the server over Unix sockets beside their connection files (transport=ipc), not
+# TCP: a TCP port is picked free and bound by the kernel a moment later, and in a class arriving at
+# once another connection took one in between ("Address already in use"): that kernel died, its
+# page stayed blank.
 NOTARY := $(CURDIR)/.cache/jupyter
 run: export JUPYTER_PATH := $(CURDIR)/serving/jupyter$(if $(JUPYTER_PATH),:$(JUPYTER_PATH))
 # A preheated kernel asks the server for its visitor's request at VOILA_APP_IP (widgets/preheat.py),

@@ -11,9 +11,9 @@ the sliders stay live meanwhile and the panel says it is computing. A request th
 than SETTLE_S after the one before (a drag) waits SETTLE_S for a newer one, so a drag computes its
 first value at once and its last once it rests; a single move starts at once, and a result that
 a newer request has made stale is dropped. The worker only computes: the map is drawn on the
-kernel's own thread (`_on_kernel_thread`), as the controls' changes are. The last map of each kind is
-kept: switching between the two with nothing else changed draws the kept one at once, in the
-move's own message. A click on a cell sets lr and B, or lr and momentum (and the momentum
+kernel's own thread (`_on_kernel_thread`), as the controls' changes are. The last map of each
+kind is kept: switching between the two with nothing else changed draws the kept one at once, in
+the move's own message. A click on a cell sets lr and B, or lr and momentum (and the momentum
 optimizer).
 """
 
