@@ -518,6 +518,15 @@ def test_the_map_is_drawn_on_the_kernels_thread_once_it_is_free():
     assert threads and all(thread is threading.main_thread() for thread in threads)
 
 
+def test_without_a_worker_the_map_is_drawn_in_the_move_even_in_a_running_loop():
+    async def scenario():
+        explorer = Explorer(background=False)
+        explorer.apply(DEFAULTS._replace(N=40))
+        return explorer.stability.figure.get("title.text")
+
+    assert "N = 40" in asyncio.run(scenario())
+
+
 def test_a_map_computed_already_is_drawn_in_the_move_itself(explorer, monkeypatch):
     # Switching between the two maps with nothing else changed needs no worker: the kept map is
     # drawn in the move's own message, with no "Computing…" first.

@@ -8,6 +8,7 @@ import re
 import numpy as np
 import pytest
 
+import widgets.still
 from widgets import Explorer
 from widgets.settings import DEFAULTS
 from widgets.still import STILL_MIME, chart_still, still
@@ -144,6 +145,16 @@ def test_a_page_gets_the_stills_styles_once():
     ]
     assert [output.count("<style>") for output in outputs] == [1, 0, 0]
     assert ".scanlab-still-chart" in outputs[0] and ".scanlab-words" in outputs[0]  # still.css, explorer.css
+
+
+def test_a_still_that_fails_leaves_the_styles_to_the_next(monkeypatch):
+    explorer = Explorer(DEFAULTS, plotly_js="x")
+    failing = explorer.show("trajectory", "loss")
+    monkeypatch.setattr(widgets.still, "still", lambda widget: 1 / 0)
+    with pytest.warns(UserWarning, match="no still"):
+        assert STILL_MIME not in failing._repr_mimebundle_()
+    monkeypatch.undo()
+    assert explorer.show("landscape")._repr_mimebundle_()[STILL_MIME].count("<style>") == 1
 
 
 def test_a_still_that_fails_leaves_the_live_widget(served):

@@ -164,7 +164,7 @@ class Explorer:
         self.stills = plotly_js is not None
         self._still_styled = False  # whether a still has brought the page its styles
         if self.stills:
-            self.controls.still = lambda: controls_still(self._still_css())
+            self.controls.still = self._styled_once(controls_still)
 
         for widget in self.inputs.values():
             pin(widget)
@@ -297,17 +297,21 @@ class Explorer:
         above = [self.words] if "trajectory" in names else []
         box = Stilled([*above, charts, *chart_code(names)])
         if self.stills and "stability" not in names:  # the map is below the first screen
-            box.still = lambda: page_still(box, self._still_css())
+            box.still = self._styled_once(lambda css: page_still(box, css))
         return for_view(box, self._on_projector)
 
-    def _still_css(self) -> str | None:
-        """The styles the page's stills need before the control panel's widget brings them
-        (widgets.layout.page_css), for the first still the page shows; None for the others: the
-        cells' outputs come in order, and each copy was 6.5 KB more of the page to parse."""
-        if self._still_styled:
-            return None
-        self._still_styled = True
-        return page_css(self._on_projector)
+    def _styled_once(self, make):
+        """A still callable from `make(css)`: the first still the page shows that is made brings
+        the styles the stills need before the control panel's widget does (widgets.layout.page_css),
+        the others None. The cells' outputs come in order, and each copy was 6.5 KB more of the page
+        to parse; a still that fails to be made leaves them to the next."""
+
+        def made() -> str:
+            markup = make(None if self._still_styled else page_css(self._on_projector))
+            self._still_styled = True
+            return markup
+
+        return made
 
     @property
     def script(self) -> str:

@@ -408,7 +408,8 @@ class StabilityPanel:
         self._settings = settings
         self._executor = concurrent.futures.ThreadPoolExecutor(1, "stability-map") if background else None
         self._future: concurrent.futures.Future | None = None
-        self._loop = _running_loop()  # the kernel's, where the worker's results are drawn
+        # The kernel's loop, where the worker's maps are drawn (none without a worker: drawn at once).
+        self._loop = _running_loop() if background else None
         self._widget_class = widget  # makes the map's figure (widgets.surface.surface_maker)
         self._drawn = model.stability(settings)  # the map the figure shows
         self._chart = CHARTS[settings.map]  # the chart it is drawn as
