@@ -5,8 +5,9 @@
 The mouse goes down on the handle and moves it across the slider over `--seconds` (default 2 s) in
 small steps at about 60 per second, then goes up: on the echo page (benchmarks/echo.ipynb, a slider
 whose kernel-side observer copies its value into a label) and on the explorer's slider of each
-control. The pages count, from the mouse going down, every change they paint (drag.js): the echo's
-label text, the explorer's trajectory chart at each drawing event of Plotly's (a redraw). Printed per
+control. The pages count, from the mouse going down, every distinct change they paint (drag.js): the
+echo's label text, and the run the explorer's trajectory chart draws, read at each of Plotly's
+drawing events (two events of one move, a relayout's and an animate's, count once). Printed per
 control, median over the drags:
 
 - redraws per second while the handle moves, the explorer's against the echo's label (issue 35's
