@@ -241,8 +241,8 @@ class Dashboard:
 
     def count_drawings(self) -> None:
         """From now on, count per chart how it draws each change (widgets/surface.js): points moved
-        by Plotly.animate (`plotly_animated`), the whole chart by Plotly.react (`plotly_afterplot`),
-        the layout alone by Plotly.relayout (`plotly_relayout`)."""
+        by Plotly.animate (`plotly_animated`), the whole chart by Plotly.react (`plotly_afterplot`,
+        which a relayout of axis ranges fires too), the layout by Plotly.relayout (`plotly_relayout`)."""
         self.page.evaluate(
             """() => {
                 window.scanlabTest = [...document.querySelectorAll('.js-plotly-plot')]
@@ -445,6 +445,28 @@ def test_a_move_reaches_the_page_as_one_message(dashboard):
     after = dashboard.page.locator(".scanlab-caption:visible").all_inner_texts()
     assert len(after) == len(captions) >= 2 and all(a != b for a, b in zip(after, captions, strict=True))
     assert link.input_value() != share
+
+
+def test_an_n_move_moves_the_points_and_the_axes_without_a_redraw(dashboard):
+    # An N move changes each line chart's step axis and the points on it, and nothing else there:
+    # Plotly relayouts the ranges and animates the points, in one task (widgets/surface.js), not
+    # Plotly.react of the whole chart. What each shows is what Plotly draws from scratch.
+    handle = dashboard.slider("N").locator(".noUi-handle")
+    handle.focus()
+    handle.press("ArrowRight")
+    dashboard.wait_for_trajectory(lambda now: now.shape == (DEFAULTS.N + 2,), "gained a step")
+    dashboard.page.wait_for_timeout(500)
+    dashboard.in_view()
+    dashboard.count_drawings()
+    handle.press("ArrowRight")
+    dashboard.wait_for_trajectory(lambda now: now.shape == (DEFAULTS.N + 3,), "gained a step")
+    dashboard.page.wait_for_timeout(500)
+    dashboard.in_view()
+    counts = dashboard.drawings()
+    assert len(counts) == 6 and counts[5]["title"].startswith("Stability map"), counts
+    # A relayout of the ranges draws the traces again on the new axes (`plotly_afterplot`).
+    assert all((c["animated"], c["redrawn"], c["relayout"]) == (1, 1, 1) for c in counts[:5]), counts
+    assert dashboard.redrawn_differently() == []
 
 
 def test_the_page_asks_nothing_of_other_hosts(dashboard):

@@ -6,8 +6,10 @@
 // once the message that brought it is handled, the newest state only: changes that come while a
 // drawing is under way are drawn together after it. When only the points of scatter traces moved
 // and nothing else changed (a slider move on fixed axes), the chart is drawn by Plotly.animate
-// without a redraw, which moves those traces alone; when only the layout changed, by
-// Plotly.relayout of what changed; anything else goes to Plotly.react.
+// without a redraw, which moves those traces alone; when the axis ranges changed with them (an N
+// move), by Plotly.relayout of the ranges and that animate, in one task, so that no frame paints
+// the old points on the new axes; when only the layout changed, by Plotly.relayout of what
+// changed; anything else goes to Plotly.react.
 // A chart is drawn once when shown; after that a change that comes while its box is out of view
 // (more than MARGIN beyond the window's or a scrolling box's edge) is held, not drawn, and drawn
 // when the box comes into view: a move redraws what a person sees. The chart's element says what
@@ -120,6 +122,24 @@ function movedPoints(before, after, old, now) {
   return moved;
 }
 
+// The new axis ranges when they are all that changed from `before` to `after` (the model's
+// layouts), as {"xaxis.range": [low, high], ...}: {} when nothing changed, null when anything else
+// did (a title, ticks, a shape). An N move changes every line chart's step axis and nothing else
+// in its layout: Plotly.react drew a three-trace chart for 15 ms of main thread, a relayout of the
+// ranges with an animate of the points for 11 (benchmarks.plotly_paths, docs/performance.md).
+function movedRanges(before, after) {
+  const out = {};
+  const unranged = ({ range, ...rest }) => rest;
+  for (const key of new Set([...Object.keys(before), ...Object.keys(after)])) {
+    if (same(before[key], after[key])) continue;
+    if (!/^[xy]axis$/.test(key) || !before[key] || !after[key]) return null;
+    const to = after[key].range;
+    if (!same(unranged(before[key]), unranged(after[key])) || !Array.isArray(to) || to.length !== 2) return null;
+    out[`${key}.range`] = to.slice();
+  }
+  return out;
+}
+
 // The layout's top-level entries that changed from `before` to `after` (the model's), decoded, null
 // for one that went: what Plotly.relayout draws when the data stay as they are (the map's box, a
 // layout shape, without computing its heatmaps again).
@@ -187,21 +207,24 @@ export default {
       // when its arrays are other arrays, and a change of layout alone (the map's box) is then
       // drawn without computing any trace.
       const data = drawn && source.data === drawn.source.data ? drawn.data : decode(source.data);
-      const steady = drawn && same(drawn.source.layout, source.layout);
-      const moved = steady ? movedPoints(drawn.source.data, source.data, drawn.data, data) : null;
+      const ranges = drawn ? movedRanges(drawn.source.layout, source.layout) : null;
+      const steady = ranges !== null && !Object.keys(ranges).length; // the layout as it was
+      const moved = ranges ? movedPoints(drawn.source.data, source.data, drawn.data, data) : null;
       const layout = steady ? drawn.layout : decode(source.layout);
       const relayout =
         drawn && data === drawn.data && !steady ? changes(drawn.source.layout, source.layout) : null;
-      if (moved && moved.length) {
+      if (relayout) {
+        chart.dataset.draws = String(++draws);
+        await Plotly.relayout(chart, relayout);
+      } else if (moved && (moved.length || !steady)) {
         // Every trace, in order: Plotly.animate draws the traces of a frame above the others, and a
         // frame of the moved ones alone left the dashed w* under the run's line.
         const traces = data.map((_, i) => i);
         const frame = { data: data.map((trace) => ({ x: trace.x, y: trace.y })), traces };
         chart.dataset.draws = String(++draws);
-        await Plotly.animate(chart, frame, FRAME);
-      } else if (relayout) {
-        chart.dataset.draws = String(++draws);
-        await Plotly.relayout(chart, relayout);
+        // The ranges' relayout is not awaited before the animate: both draw before a frame paints.
+        const axes = steady ? null : Plotly.relayout(chart, ranges);
+        await Promise.all([axes, Plotly.animate(chart, frame, FRAME)]);
       } else if (!moved) {
         width = chart.clientWidth; // what Plotly measures
         chart.dataset.draws = String(++draws);

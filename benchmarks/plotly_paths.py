@@ -1,0 +1,113 @@
+"""What each of Plotly.js's update paths costs the browser's main thread for one chart's move.
+
+    .venv/bin/python -m benchmarks.plotly_paths [--moves 40] [--points 100] [--json PATH]
+
+A chart like the trajectory (a run's line, a dashed line, a step marker: three scatter traces of
+`--points` points, fixed axis ranges) on a bare page with the vendored Plotly.js, in headless
+Chromium, moved `--moves` times, 30 ms apart, by each path widgets/surface.js uses: Plotly.react of
+the whole figure; Plotly.animate of the points (a move on fixed axes); Plotly.relayout of the axis
+ranges with that animate, in one task (an N move: the step axis grows by a step). For comparison,
+Plotly.react of that N move. Printed per path: the main thread's task time per move (Chromium's
+TaskDuration, from the Performance domain), median of three rounds. Prints figures; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+
+from playwright.sync_api import sync_playwright
+
+from harness.chromium import CHROMIUM, CHROMIUM_ARGS
+from widgets.surface import PLOTLY_JS
+
+FRAME = {"transition": {"duration": 0}, "frame": {"duration": 0, "redraw": False}, "mode": "immediate"}
+
+MOVES = """
+async ({ path, moves, points, frame }) => {
+  const gd = document.getElementById("chart");
+  const figure = (n, shift) => {
+    const x = Float64Array.from({ length: n + 1 }, (_, i) => i);
+    const y = x.map((i) => Math.exp(-i / 30) * Math.cos(i / 3 + shift));
+    const data = [
+      { x, y, mode: "lines", line: { color: "#0072B2" } },
+      { x, y: y.map((v) => v / 2), mode: "lines", line: { dash: "dash" } },
+      { x: [n], y: [y[n]], mode: "markers", marker: { size: 10 } },
+    ];
+    const layout = { height: 380, title: { text: "Trajectory" }, xaxis: { range: [-0.02 * n, 1.02 * n] },
+                     yaxis: { range: [-1.2, 1.2] }, margin: { t: 40 } };
+    return { data, layout };
+  };
+  if (!moves) return void (await Plotly.react(gd, figure(points, 0).data, figure(points, 0).layout));
+  const traces = [0, 1, 2];
+  for (let k = 1; k <= moves; k++) {
+    const grows = path === "relayout+animate" || path === "react, axes";
+    const { data, layout } = figure(grows ? points + k : points, grows ? 0 : k / 10);
+    const moved = { data: data.map((t) => ({ x: t.x, y: t.y })), traces };
+    if (path.startsWith("react")) await Plotly.react(gd, data, layout);
+    else if (path === "animate") await Plotly.animate(gd, moved, frame);
+    else {
+      const axes = Plotly.relayout(gd, { "xaxis.range": layout.xaxis.range });
+      await Promise.all([axes, Plotly.animate(gd, moved, frame)]);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 30));
+  }
+}
+"""
+
+PATHS = {
+    "react": "Plotly.react, points moved on fixed axes",
+    "animate": "Plotly.animate, the same (a typed lr move's path)",
+    "react, axes": "Plotly.react, a step more and the step axis with it",
+    "relayout+animate": "Plotly.relayout of the ranges + animate, the same (an N move's path)",
+}
+
+
+def _task_s(cdp) -> float:
+    """The page's main-thread task time so far, in s (the Performance domain's TaskDuration)."""
+    metrics = cdp.send("Performance.getMetrics")["metrics"]
+    return next(m["value"] for m in metrics if m["name"] == "TaskDuration")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--moves", type=int, default=40, help="moves per path and round (default 40)")
+    parser.add_argument("--points", type=int, default=100, help="points per trace (default 100)")
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    args = parser.parse_args(argv)
+    figures = {}
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            rounds = {path: [] for path in PATHS}
+            for _ in range(3):
+                for path in PATHS:  # in turn, so that the machine's drift falls on every path alike
+                    page = browser.new_page(viewport={"width": 800, "height": 500})
+                    page.set_content('<div id="chart" style="width: 640px"></div>')
+                    page.add_script_tag(content=PLOTLY_JS.read_text())
+                    cdp = page.context.new_cdp_session(page)
+                    cdp.send("Performance.enable")
+
+                    given = {"path": path, "moves": 0, "points": args.points, "frame": FRAME}
+                    page.evaluate(MOVES, given)  # the chart drawn first, not timed
+                    start = _task_s(cdp)
+                    page.evaluate(MOVES, {**given, "moves": args.moves})
+                    rounds[path].append((_task_s(cdp) - start) * 1000 / args.moves)
+                    page.close()
+        finally:
+            browser.close()
+    print(f"main thread per move, one chart of 3 traces x {args.points} points, median of 3 rounds (ms)")
+    for path, label in PATHS.items():
+        figures[path] = statistics.median(rounds[path])
+        print(f"  {label:<72} {figures[path]:5.1f}")
+    if args.json:
+        figures = {"points": args.points, "moves": args.moves, "ms": figures}
+        args.json.write_text(json.dumps(figures, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
