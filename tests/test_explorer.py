@@ -492,6 +492,19 @@ def test_a_single_move_computes_the_map_at_once_and_a_drag_once_it_rests(explore
     panel.wait()
     assert waits == [SETTLE_S] and "w0 = 3:" in panel.status.value
     _assert_map_shows(explorer, explorer.settings)
+    # A drag at the pace a page sends it: the next value once the kernel has answered the last, as
+    # often as 8 times a second (benchmarks.drag). Each of those moves is a drag's too, not a move
+    # on its own: the worker does not compute a map for each.
+    waits.clear()
+    now[0] += 1.0
+    gate = threading.Event()
+    panel._executor.submit(gate.wait, 30)
+    for w0 in (-2.0, -1.0, 0.5, 2.5):
+        explorer.inputs["w0"].value = w0
+        now[0] += 0.125
+    gate.set()
+    panel.wait()
+    assert waits == [SETTLE_S] and "w0 = 2.5:" in panel.status.value
 
 
 def test_the_map_is_drawn_on_the_kernels_thread_once_it_is_free():

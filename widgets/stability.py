@@ -53,7 +53,11 @@ BOX = {"color": "#ffffff", "width": 2}  # the current setting's box, a shape on 
 BOX_OUTLINE = {"color": OUTLINE, "width": 4.5}  # beneath it, showing 1.25 px on each side
 BOUNDARY = {"color": "#ffffff", "width": 2.5, "dash": "dash"}
 BOUNDARY_OUTLINE = {"color": OUTLINE, "width": 4.5}
-SETTLE_S = 0.08  # a request this soon after the one before (a drag) waits this long for a newer one
+# A request this soon after the one before (a drag) waits this long for a newer one. A dragged
+# slider's page sends its next value once the kernel has answered the last: the trajectory redraws
+# 8 to 15 times a second in benchmarks.drag, 65 to 125 ms apart, so 80 ms computed a map for most
+# of a drag's values, and those maps took the CPU from its charts.
+SETTLE_S = 0.2
 
 
 class Rows(NamedTuple):
