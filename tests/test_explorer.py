@@ -492,9 +492,9 @@ def test_a_single_move_computes_the_map_at_once_and_a_drag_once_it_rests(explore
     panel.wait()
     assert waits == [SETTLE_S] and "w0 = 3:" in panel.status.value
     _assert_map_shows(explorer, explorer.settings)
-    # A drag at the pace a page sends it: the next value once the kernel has answered the last, as
-    # often as 8 times a second (benchmarks.drag). Each of those moves is a drag's too, not a move
-    # on its own: the worker does not compute a map for each.
+    # A drag at the pace a page sends it: the next value once the kernel has answered the last, 8
+    # to 15 times a second in benchmarks.drag (here the slowest, 125 ms apart). Each of those moves
+    # is a drag's too, not a move on its own: the worker does not compute a map for each.
     waits.clear()
     now[0] += 1.0
     gate = threading.Event()
