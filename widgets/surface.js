@@ -122,20 +122,18 @@ function movedPoints(before, after, old, now) {
   return moved;
 }
 
-// The new axis ranges when they are all that changed from `before` to `after` (the model's
+// The new axis ranges when they are all that `changed` (`changes(before, after)`, the model's
 // layouts), as {"xaxis.range": [low, high], ...}: {} when nothing changed, null when anything else
 // did (a title, ticks, a shape). An N move changes every line chart's step axis and nothing else
 // in its layout: Plotly.react drew a three-trace chart for 15 ms of main thread, a relayout of the
 // ranges with an animate of the points for 11 (benchmarks.plotly_paths, docs/performance.md).
-function movedRanges(before, after) {
+function movedRanges(changed, before, after) {
   const out = {};
   const unranged = ({ range, ...rest }) => rest;
-  for (const key of new Set([...Object.keys(before), ...Object.keys(after)])) {
-    if (same(before[key], after[key])) continue;
-    if (!/^[xy]axis$/.test(key) || !before[key] || !after[key]) return null;
-    const to = after[key].range;
-    if (!same(unranged(before[key]), unranged(after[key])) || !Array.isArray(to) || to.length !== 2) return null;
-    out[`${key}.range`] = to.slice();
+  for (const [key, axis] of Object.entries(changed)) {
+    if (!/^[xy]axis$/.test(key) || !axis || !before[key]) return null;
+    if (!same(unranged(before[key]), unranged(after[key])) || !Array.isArray(axis.range)) return null;
+    out[`${key}.range`] = axis.range;
   }
   return out;
 }
@@ -207,12 +205,12 @@ export default {
       // when its arrays are other arrays, and a change of layout alone (the map's box) is then
       // drawn without computing any trace.
       const data = drawn && source.data === drawn.source.data ? drawn.data : decode(source.data);
-      const ranges = drawn ? movedRanges(drawn.source.layout, source.layout) : null;
-      const steady = ranges !== null && !Object.keys(ranges).length; // the layout as it was
+      const changed = drawn ? changes(drawn.source.layout, source.layout) : null;
+      const steady = changed !== null && !Object.keys(changed).length; // the layout as it was
+      const ranges = changed && movedRanges(changed, drawn.source.layout, source.layout);
       const moved = ranges ? movedPoints(drawn.source.data, source.data, drawn.data, data) : null;
       const layout = steady ? drawn.layout : decode(source.layout);
-      const relayout =
-        drawn && data === drawn.data && !steady ? changes(drawn.source.layout, source.layout) : null;
+      const relayout = drawn && data === drawn.data && !steady ? changed : null;
       if (relayout) {
         chart.dataset.draws = String(++draws);
         await Plotly.relayout(chart, relayout);
