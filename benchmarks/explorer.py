@@ -44,6 +44,20 @@ def _map_settles(explorer, values):
     return stats["median"], stats["p95"]
 
 
+def _presets(explorer, keys, clicks=20):
+    """Preset clicks, `keys` in turn, each its callback until the charts' data are sent (the map
+    waits on its worker, untimed): (median, p95) in ms."""
+    times = []
+    for i in range(clicks):
+        button = explorer.presets[keys[i % len(keys)]]
+        start = time.perf_counter()
+        button.click()
+        times.append((time.perf_counter() - start) * 1e3)
+        explorer.stability.wait()
+    stats = summary(times)
+    return stats["median"], stats["p95"]
+
+
 def _rss_mb():
     """This process's resident set now and at its peak, in MB (not a kernel's: no ipykernel here)."""
     with open("/proc/self/status") as status:
@@ -74,6 +88,12 @@ def main(argv=None):
         median, p95 = _moves(explorer, control, values)
         print(f"  {control:>5}: {median:6.1f} / {p95:6.1f} ms")
         results["callback_ms"][control] = {"median": median, "p95": p95, "moves": len(values)}
+    # The presets benchmarks.browser clicks: another data set each time (kind, seed), another N and B.
+    median, p95 = _presets(explorer, ["oscillating", "smooth"])
+    print(f"  preset (Oscillating, Smooth convergence in turn): {median:6.1f} / {p95:6.1f} ms")
+    results["preset_callback_ms"] = {"median": median, "p95": p95, "clicks": 20}
+    explorer.apply(widgets.DEFAULTS._replace(N=1000, B=512, lr=1e-3))
+    explorer.stability.wait()
     # The same moves under the w, b model (issue 33: at most 1.25x the w model's), on the narrow
     # valley's data (x centred at 3), its contours and the pytree runs redrawn at every move.
     explorer.apply(widgets.DEFAULTS._replace(N=1000, B=512, lr=1e-4, model="w,b", x_mean=3.0, true_b=1.0))

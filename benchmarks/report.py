@@ -156,6 +156,15 @@ def table(info: dict, results: dict, codes: dict) -> str:
             verdict(data["median"], CALLBACK_MS),
             "benchmarks.explorer",
         )
+    preset = dig(explorer, "preset_callback_ms")
+    if preset:
+        add(
+            "callback, a preset click (Oscillating, Smooth convergence in turn): median (p95)",
+            f"{preset['median']:.1f} ms ({preset['p95']:.1f})",
+            "",
+            "",
+            "benchmarks.explorer",
+        )
     for control, data in (dig(explorer, "pytree_callback_ms") or {}).items():
         add(
             f"callback under model=w,b, a move of {control}: median (p95), against the w model's",

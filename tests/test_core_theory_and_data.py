@@ -126,6 +126,30 @@ def test_batches_from_one_large_draw_equal_make_batches():
         core.batches_from_draws(draws, 51, 2)
 
 
+def test_each_row_of_the_draws_is_its_own_generators():
+    # The data's contract (prefix-stable in n and b): row i of stream 0 (x) and 1 (eps) is
+    # default_rng([seed, stream, i]).standard_normal(b), whatever the rows' number.
+    draws = core.draw_batches(6, 5, seed=13)
+    for i in range(6):
+        for stream, values in ((0, draws.x), (1, draws.eps)):
+            expected = np.random.default_rng([13, stream, i]).standard_normal(5)
+            assert values[i].tobytes() == expected.tobytes()
+
+
+def test_draws_without_eps_serve_data_of_noise_0_only():
+    full, lean = core.draw_batches(9, 4, seed=11), core.draw_batches(9, 4, seed=11, with_eps=False)
+    assert lean.eps is None and lean.x.tobytes() == full.x.tobytes()
+    ones = core.draw_batches(3, 2, seed=0, kind="ones", with_eps=False)
+    assert ones.eps is None
+    np.testing.assert_array_equal(ones.x, 1.0)
+    for draws in (full, lean):
+        x, y = core.batches_from_draws(draws, 9, 4, true_w=1.5)
+        x2, y2 = core.make_batches(9, 4, seed=11, true_w=1.5)
+        assert x.tobytes() == x2.tobytes() and y.tobytes() == y2.tobytes()
+    with pytest.raises(ValueError, match="noise must be 0 for draws made with with_eps=False, got 0.3"):
+        core.batches_from_draws(lean, 9, 4, noise=0.3)
+
+
 def test_moments_give_the_same_theory_as_the_arrays():
     x, y = core.make_batches(40, 6, seed=12, noise=0.3)
     m = core.moments(x, y)

@@ -24,9 +24,9 @@ def test_the_draws_are_kept_from_the_second_data_set_of_them_on(model, monkeypat
     drawn = []
     draw = core.draw_batches
 
-    def counting(n, b, *, seed, kind="gaussian"):
-        drawn.append((seed, kind))
-        return draw(n, b, seed=seed, kind=kind)
+    def counting(n, b, *, seed, kind="gaussian", with_eps=True):
+        drawn.append((seed, kind) if with_eps else (seed, kind, "no eps"))
+        return draw(n, b, seed=seed, kind=kind, with_eps=with_eps)
 
     monkeypatch.setattr(core, "draw_batches", counting)
     settings = DEFAULTS._replace(N=100, B=16, seed=3)
@@ -46,6 +46,28 @@ def test_the_draws_are_kept_from_the_second_data_set_of_them_on(model, monkeypat
     assert model._draws[0] == (3, "gaussian") and model._draws[1].x.shape == (RANGES["N"][1], RANGES["B"][1])
     model.compute(settings._replace(seed=4))
     assert drawn[2:] == [(4, "gaussian")] and model._draws is None  # another seed's: not kept
+
+
+def test_data_of_noise_0_draws_no_eps_and_a_noise_move_then_draws_it(model, monkeypatch):
+    drawn = []
+    draw = core.draw_batches
+
+    def counting(n, b, *, seed, kind="gaussian", with_eps=True):
+        drawn.append((seed, kind, with_eps))
+        return draw(n, b, seed=seed, kind=kind, with_eps=with_eps)
+
+    monkeypatch.setattr(core, "draw_batches", counting)
+    quiet = DEFAULTS._replace(N=60, B=16, seed=1, noise=0.0)
+    moved = [quiet, quiet._replace(true_w=3.0), quiet._replace(noise=0.4), quiet._replace(true_w=1.0)]
+    for s in [*moved, quiet._replace(kind="ones")]:
+        model.compute(s)
+        x, y = core.make_batches(s.N, s.B, seed=s.seed, kind=s.kind, true_w=s.true_w, noise=s.noise)
+        np.testing.assert_array_equal(model._full.x[: s.N, : s.B], x)
+        np.testing.assert_array_equal(model._full.y[: s.N, : s.B], y)
+    # x alone, x alone again (kept: the second data set of seed 1), x and eps for the noise (kept),
+    # then nothing; "ones" of noise 0 draws no eps either.
+    gaussian = [(1, "gaussian", False), (1, "gaussian", False), (1, "gaussian", True)]
+    assert drawn == [*gaussian, (1, "ones", False)]
 
 
 def _kernel(handled):
