@@ -30,8 +30,9 @@ def analyse_move(record: dict) -> dict:
     changes once), which paints it; "frame_at": when that frame's callbacks ran (where Plotly's and
     the front end's drawing events come); "frame_ms": the one to the other."""
     key, origin, ws = record["key"], record["origin"], record["ws"]
-    values = (m for m in ws if m.get("dir") == "out" and "value" in (m.get("keys") or []))
-    sent = next(values, None)  # the slider's comm_msg
+    # The control's own message: a slider's value, a toggle's index, a button's click. Not the
+    # first message with a value: after a preset, the page sends back values it rounded.
+    sent = next((m for m in ws if m.get("dir") == "out" and m.get("type") == "comm_msg"), None)
     out: dict = {f"main_{k}_ms": v for k, v in record.get("main_thread", {}).items()}
     out["instrumentation_ms"] = record["hookMs"]
     if record.get("n") is None:

@@ -60,6 +60,24 @@ def _echo(key, changed, frames):
     return {"key": key, "origin": 0.0, "ws": [], "hookMs": 0.0, "changed": changed, "frames": frames}
 
 
+def test_a_button_move_is_timed_from_its_click_not_from_a_value_the_page_sends_back():
+    # A preset click: the click (no state), the kernel's replies, then the page sending back a
+    # slider value it rounded, with replies of its own.
+    ws = [
+        {"t": 102.0, "dir": "out", "type": "comm_msg", "id": "click", "method": "custom"},
+        {"t": 108.0, "dir": "in", "parent": "click", "state": "busy", "date": "1970-01-01T00:00:00.106Z"},
+        {"t": 140.0, "dir": "in", "parent": "click", "type": "comm_msg", "keys": ["value"], "batch": True},
+        {"t": 150.0, "dir": "out", "type": "comm_msg", "id": "echo", "keys": ["value"]},
+        {"t": 151.0, "dir": "in", "parent": "click", "state": "idle", "date": "1970-01-01T00:00:00.130Z"},
+        {"t": 160.0, "dir": "in", "parent": "echo", "state": "busy", "date": "1970-01-01T00:00:00.155Z"},
+    ]
+    charts = _charts(100.0, dom=[[170.0, 0]], frames=[[176.0, 180.0]], ap=[[176.0, 0]])
+    move = analyse_move({**charts, "ws": ws})
+    assert move["sent"] == pytest.approx(2.0) and move["first_reply_in"] == pytest.approx(8.0)
+    assert (move["kernel_busy"], move["kernel_idle"]) == pytest.approx((6.0, 30.0))
+    assert (move["reply_batches"], move["js_to_kernel_msgs"]) == (1, 1)
+
+
 def test_a_move_has_settled_when_the_frame_after_its_last_change_has_rendered_on_both_pages():
     # Page clock, ms. Two charts: the first changes at 104 and 105, the second at 109; frames every
     # 16 ms, each rendered 6 ms after its callbacks. The charts' drawing events come in the frame at
