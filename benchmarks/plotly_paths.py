@@ -1,14 +1,16 @@
 """What each of Plotly.js's update paths costs the browser's main thread for one chart's move.
 
-    .venv/bin/python -m benchmarks.plotly_paths [--moves 40] [--points 100] [--json PATH]
+    .venv/bin/python -m benchmarks.plotly_paths [--moves 40] [--points 100] [--markers] [--json PATH]
 
 A chart like the trajectory (a run's line, a dashed line, a step marker: three scatter traces of
 `--points` points, fixed axis ranges) on a bare page with the vendored Plotly.js, in headless
 Chromium, moved `--moves` times, 30 ms apart, by each path widgets/surface.js uses: Plotly.react of
 the whole figure; Plotly.animate of the points (a move on fixed axes); Plotly.relayout of the axis
 ranges with that animate, in one task (an N move: the step axis grows by a step). For comparison,
-Plotly.react of that N move. Printed per path: the main thread's task time per move (Chromium's
-TaskDuration, from the Performance domain), median of three rounds. Prints figures; asserts nothing.
+Plotly.react of that N move. `--markers` puts a marker on each point of the two lines, as the
+explorer's charts have up to N = 50 (widgets.chart.MARKERS_UP_TO). Printed per path: the main
+thread's task time per move (Chromium's TaskDuration, from the Performance domain), median of three
+rounds. Prints figures; asserts nothing.
 """
 
 from __future__ import annotations
@@ -27,14 +29,14 @@ from widgets.surface import PLOTLY_JS
 FRAME = {"transition": {"duration": 0}, "frame": {"duration": 0, "redraw": False}, "mode": "immediate"}
 
 MOVES = """
-async ({ path, moves, points, frame }) => {
+async ({ path, moves, points, frame, mode }) => {
   const gd = document.getElementById("chart");
   const figure = (n, shift) => {
     const x = Float64Array.from({ length: n + 1 }, (_, i) => i);
     const y = x.map((i) => Math.exp(-i / 30) * Math.cos(i / 3 + shift));
     const data = [
-      { x, y, mode: "lines", line: { color: "#0072B2" } },
-      { x, y: y.map((v) => v / 2), mode: "lines", line: { dash: "dash" } },
+      { x, y, mode, marker: { size: 4 }, line: { color: "#0072B2" } },
+      { x, y: y.map((v) => v / 2), mode, marker: { size: 4 }, line: { dash: "dash" } },
       { x: [n], y: [y[n]], mode: "markers", marker: { size: 10 } },
     ];
     const layout = { height: 380, title: { text: "Trajectory" }, xaxis: { range: [-0.02 * n, 1.02 * n] },
@@ -76,6 +78,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--moves", type=int, default=40, help="moves per path and round (default 40)")
     parser.add_argument("--points", type=int, default=100, help="points per trace (default 100)")
+    parser.add_argument("--markers", action="store_true", help="a marker on each point of the lines")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
     figures = {}
@@ -91,7 +94,8 @@ def main(argv=None) -> int:
                     cdp = page.context.new_cdp_session(page)
                     cdp.send("Performance.enable")
 
-                    given = {"path": path, "moves": 0, "points": args.points, "frame": FRAME}
+                    mode = "lines+markers" if args.markers else "lines"
+                    given = {"path": path, "moves": 0, "points": args.points, "frame": FRAME, "mode": mode}
                     page.evaluate(MOVES, given)  # the chart drawn first, not timed
                     start = _task_s(cdp)
                     page.evaluate(MOVES, {**given, "moves": args.moves})
@@ -99,12 +103,14 @@ def main(argv=None) -> int:
                     page.close()
         finally:
             browser.close()
-    print(f"main thread per move, one chart of 3 traces x {args.points} points, median of 3 rounds (ms)")
+    markers = ", a marker on each point of the lines" if args.markers else ""
+    chart = f"one chart of 3 traces x {args.points} points{markers}"
+    print(f"main thread per move, {chart}, median of 3 rounds (ms)")
     for path, label in PATHS.items():
         figures[path] = statistics.median(rounds[path])
         print(f"  {label:<72} {figures[path]:5.1f}")
     if args.json:
-        figures = {"points": args.points, "moves": args.moves, "ms": figures}
+        figures = {"points": args.points, "markers": args.markers, "moves": args.moves, "ms": figures}
         args.json.write_text(json.dumps(figures, indent=2))
     return 0
 
