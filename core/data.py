@@ -62,6 +62,8 @@ def draw_batches(n, b, *, seed, kind="gaussian", with_eps=True) -> Draws:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}"[:200])
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}"[:200])
+    if not isinstance(with_eps, (bool, np.bool_)):
+        raise TypeError(f"with_eps must be True or False, got {type(with_eps).__name__} {with_eps!r}"[:200])
     x = _row_normals(int(seed), 0, n, b) if kind == "gaussian" else np.ones((n, b))
     return Draws(x, _row_normals(int(seed), 1, n, b) if with_eps else None, kind)
 

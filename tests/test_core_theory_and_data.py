@@ -148,6 +148,8 @@ def test_draws_without_eps_serve_data_of_noise_0_only():
         assert x.tobytes() == x2.tobytes() and y.tobytes() == y2.tobytes()
     with pytest.raises(ValueError, match="noise must be 0 for draws made with with_eps=False, got 0.3"):
         core.batches_from_draws(lean, 9, 4, noise=0.3)
+    with pytest.raises(TypeError, match="with_eps must be True or False, got str 'no'"):
+        core.draw_batches(9, 4, seed=11, with_eps="no")
 
 
 def test_moments_give_the_same_theory_as_the_arrays():

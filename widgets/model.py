@@ -315,7 +315,7 @@ class Model:
                     # Data of noise 0 (most presets) reads no eps: half a gaussian draw (16 ms on 2
                     # cores), and no draw at all for kind "ones".
                     draws = core.draw_batches(max_n, max_b, seed=s.seed, kind=s.kind, with_eps=bool(s.noise))
-                    # The float64 draws are 8 MB, and most kernels never draw a second data set of
+                    # The float64 draws are 4 or 8 MB, and most kernels never draw a second data set of
                     # them: they are kept from the second on (a visitor moving true_w, noise, x_mean
                     # or true_b; each later move then draws nothing), not by every waiting kernel.
                     again = self._full is not None and self._full.key[:2] == drawn
