@@ -92,8 +92,6 @@ def main(argv=None):
     median, p95 = _presets(explorer, ["oscillating", "smooth"])
     print(f"  preset (Oscillating, Smooth convergence in turn): {median:6.1f} / {p95:6.1f} ms")
     results["preset_callback_ms"] = {"median": median, "p95": p95, "clicks": 20}
-    explorer.apply(widgets.DEFAULTS._replace(N=1000, B=512, lr=1e-3))
-    explorer.stability.wait()
     # The same moves under the w, b model (issue 33: at most 1.25x the w model's), on the narrow
     # valley's data (x centred at 3), its contours and the pytree runs redrawn at every move.
     explorer.apply(widgets.DEFAULTS._replace(N=1000, B=512, lr=1e-4, model="w,b", x_mean=3.0, true_b=1.0))
