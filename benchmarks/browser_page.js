@@ -134,8 +134,9 @@
     });
   };
 
-  // A chart has finished an operation: a full redraw (afterplot), a data-only animation without
-  // redraw (animated), a layout change drawn alone (relayout: a title).
+  // A chart has finished an operation (B.ap): a full redraw (afterplot), a data-only animation
+  // without redraw (animated), a layout change drawn alone (relayout: a title); or its box was
+  // shown or hidden.
   const DRAWN = options.drawn;
   const drawn = (gd) => gd.querySelector(".scatterlayer .trace, .heatmaplayer .hm") !== null;
   B.hook = () => {  // every chart on the page, in page order, with its afterplot events counted
@@ -150,10 +151,24 @@
           B.dom.push([performance.now(), i]);
           frameAfter();
         }).observe(gd, { subtree: true, childList: true, attributes: true, characterData: true });
+        // Its widget's box shown or hidden (ipywidgets' layout.display: the stability map's figure
+        // of each kind), which is the whole change a person sees when a map drawn already is shown.
+        const box = gd.parentElement;
+        let hidden = box.style.display === "none";
+        new MutationObserver(() => {
+          if ((box.style.display === "none") === hidden) return;
+          hidden = !hidden;
+          const now = performance.now();
+          B.ap.push([now, i]);
+          B.dom.push([now, i]);
+          frameAfter();
+        }).observe(box, { attributes: true, attributeFilter: ["style"] });
       }
     }
     return B.charts.length;
   };
+  // The charts laid out: not in a hidden box (display: none), wherever they are scrolled.
+  const laidOut = () => [...document.querySelectorAll(".scanlab-chart")].filter((c) => c.clientWidth > 0);
   B.title = (gd) => {
     const title = gd.layout && gd.layout.title;
     return String((title && (title.text || title)) || "?").split("<")[0];
@@ -208,7 +223,7 @@
     B.observer.observe(label, { childList: true, characterData: true, subtree: true });
     return move.text0;
   };
-  B.armCharts = () => start({ n: B.hook() }).n;
+  B.armCharts = () => start({ n: B.hook(), laidOut: laidOut().length }).n;
   B.failed = () => {  // the text of an output where the notebook failed (Voila renders it in the page)
     for (const e of document.querySelectorAll(".jp-OutputArea-output")) {
       const text = e.textContent;
@@ -222,12 +237,19 @@
     for (let j = m.apIdx; j < B.ap.length; j++) if (B.ap[j][0] >= key) seen.add(B.ap[j][1]);
     return seen;
   };
-  // The charts have settled when one has drawn since the key and none has a change it has not
-  // drawn (widgets/surface.js marks those data-pending): a control need not change every chart
-  // (w0 leaves the per-step factors as they are).
+  // The charts have settled when one has drawn (or been shown or hidden) since the key, none has a
+  // change it has not drawn (widgets/surface.js marks those data-pending), and as many are laid out
+  // as before, each drawn: a control need not change every chart (w0 leaves the per-step factors
+  // as they are), and a map switch may hide one figure before the other's is made and drawn.
   const pending = () => B.charts.filter((gd) => gd.dataset.pending !== undefined);
+  const settled = () => {
+    const shown = laidOut();
+    return shown.length >= B.move.laidOut && shown.every(drawn);
+  };
   B.done = () =>
-    B.move.n === undefined ? B.move.changed !== null : B.redrawn().size >= 1 && pending().length === 0;
+    B.move.n === undefined
+      ? B.move.changed !== null
+      : B.redrawn().size >= 1 && pending().length === 0 && settled();
   B.missing = () => {
     const seen = B.redrawn();
     const late = pending();
