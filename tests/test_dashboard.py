@@ -45,9 +45,13 @@ def _text(frame) -> str:
     return frame.decode("utf-8", "replace") if isinstance(frame, bytes) else frame
 
 
-# In every page: the chart whose title starts with `title` (undefined if none).
-CHART_TITLED = """window.scanlabChart = (title) => [...document.querySelectorAll('.js-plotly-plot')]
-    .find(g => g.layout && g.layout.title && String(g.layout.title.text || '').startsWith(title));"""
+# In every page: the chart whose title starts with `title` (undefined if none), the one laid out
+# where one is hidden (the stability map keeps a figure of each kind, the other one hidden).
+CHART_TITLED = """window.scanlabChart = (title) => {
+    const found = [...document.querySelectorAll('.js-plotly-plot')]
+        .filter(g => g.layout && g.layout.title && String(g.layout.title.text || '').startsWith(title));
+    return found.find(g => g.clientWidth > 0) || found[0];
+};"""
 
 
 def chart_context(browser, **options):
@@ -220,7 +224,8 @@ class Dashboard:
         return " ".join(label.evaluate_all("(found) => found.map((e) => e.textContent)"))
 
     def _map_point(self, x: float, y: float) -> tuple[float, float]:
-        self.page.locator(".js-plotly-plot").filter(has_text="Stability map").scroll_into_view_if_needed()
+        shown = self.page.locator(".js-plotly-plot:visible")  # not the other kind's hidden figure
+        shown.filter(has_text="Stability map").scroll_into_view_if_needed()
         x_px, y_px = self.page.evaluate(
             """([x, y]) => {
                 const gd = scanlabChart('Stability map');
@@ -585,6 +590,12 @@ def test_clicking_the_stability_map_sets_lr_and_b(dashboard):
     assert float(dashboard.slider("B").locator(".noUi-handle").get_attribute("aria-valuenow")) == b
 
 
+# The stability map's figures in page order: laid out or hidden, and how often each was drawn.
+MAP_FIGURES = """() => [...document.querySelectorAll('.js-plotly-plot')]
+    .filter((gd) => String(gd.layout.title.text || '').startsWith('Stability map'))
+    .map((gd) => ({shown: gd.clientWidth > 0, draws: gd.dataset.draws, title: gd.layout.title.text}))"""
+
+
 def test_the_lr_x_momentum_map_is_cores_and_a_click_sets_lr_and_momentum(browser, dashboard_url):
     # Picked with its toggle as a visitor does: the map drawn is core.momentum_map's at the link's B,
     # its box at the current lr and momentum; a click on a cell takes lr, momentum and the momentum
@@ -603,6 +614,21 @@ def test_the_lr_x_momentum_map_is_cores_and_a_click_sets_lr_and_momentum(browser
     x, y = batches_for(settings._replace(N=RANGES["N"][1], B=RANGES["B"][1]))
     padded = core.HistoryEngine(RANGES["N"][1], RANGES["B"][1]).pad(x, y)
     want = core.momentum_map(padded, MAP_LRS, MAP_MOMENTA, batch_size=8, w0=settings.w0, n=settings.N)
+    _assert_map_drawn(page.stability_map(), want, settings.lr, settings.momentum)
+    # Back to lr x B and to lr x momentum again: each kind keeps its figure, the other one hidden,
+    # and a switch to a map drawn already has Plotly draw nothing anew (surface.js's data-draws).
+    page.page.get_by_role("button", name="lr × B").click()
+    page.page.get_by_text(f"Stability map for N = 40, w0 = {DEFAULTS.w0:.4g}: up to date.").wait_for(
+        timeout=20_000
+    )
+    page.page.wait_for_timeout(500)
+    before = page.page.evaluate(MAP_FIGURES)
+    page.page.get_by_role("button", name="lr × momentum").click()
+    page.page.get_by_text(status).wait_for(timeout=20_000)
+    page.page.wait_for_timeout(500)
+    after = page.page.evaluate(MAP_FIGURES)
+    assert [f["shown"] for f in before] == [True, False] and [f["shown"] for f in after] == [False, True]
+    assert [f["draws"] for f in after] == [f["draws"] for f in before], (before, after)
     _assert_map_drawn(page.stability_map(), want, settings.lr, settings.momentum)
     column, row = 20, 10  # lr = 3.7e-3, momentum = 0.3
     lr, momentum = float(f"{MAP_LRS[column]:.6g}"), float(MAP_MOMENTA[row])

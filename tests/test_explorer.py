@@ -558,6 +558,36 @@ def test_a_map_computed_already_is_drawn_in_the_move_itself(explorer, monkeypatc
     assert "up to date" in explorer.stability.status.value
 
 
+def test_each_kind_of_map_keeps_its_figure_and_a_switch_back_sends_no_map(explorer):
+    # One figure of each kind, the other one hidden: a switch back to a map drawn already shows its
+    # figure, where one figure for both made the page draw both heatmaps anew. A move made meanwhile
+    # reaches the hidden figure's box when it is shown again; its cells are not sent again.
+    panel = explorer.stability
+    explorer.apply(DEFAULTS._replace(N=70))
+    panel.wait()
+    lr_b = panel.figure
+    explorer.inputs["map"].value = "momentum"
+    panel.wait()
+    momentum = panel.figure
+    assert momentum is not lr_b and momentum.figure().layout.yaxis.title.text == "momentum"
+    assert panel.widget.children[-3:] == (lr_b, momentum, panel.key)
+    assert (lr_b.layout.display, momentum.layout.display) == ("none", None)
+    explorer.inputs["lr"].value = 0.02  # moves the momentum map's box, not the hidden figure's
+    data, revision = lr_b.data, lr_b.revision
+    explorer.inputs["map"].value = "B"
+    assert panel.figure is lr_b and (lr_b.layout.display, momentum.layout.display) == (None, "none")
+    assert lr_b.data is data and lr_b.revision == revision + 1  # its box alone
+    assert "up to date" in panel.status.value and lr_b.alt.startswith("Stability map for N = 70")
+    _assert_map_shows(explorer, explorer.settings)
+    data, revisions = momentum.data, (lr_b.revision, momentum.revision)
+    explorer.inputs["map"].value = "momentum"
+    assert panel.figure is momentum and momentum.data is data
+    assert (lr_b.revision, momentum.revision) == revisions  # nothing moved since it was shown
+    assert panel.widget.children[-3:] == (lr_b, momentum, panel.key)  # no third figure
+    explorer.apply(DEFAULTS)
+    panel.wait()
+
+
 def test_stability_map_failure_is_a_notice_not_a_crash(explorer, monkeypatch):
     explorer.apply(DEFAULTS._replace(N=90))
     explorer.stability.wait()

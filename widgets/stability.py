@@ -12,9 +12,9 @@ than SETTLE_S after the one before (a drag) waits SETTLE_S for a newer one, so a
 first value at once and its last once it rests; a single move starts at once, and a result that
 a newer request has made stale is dropped. The worker only computes: the map is drawn on the
 kernel's own thread (`_on_kernel_thread`), as the controls' changes are. The last map of each
-kind is kept: switching between the two with nothing else changed draws the kept one at once, in
-the move's own message. A click on a cell sets lr and B, or lr and momentum (and the momentum
-optimizer).
+kind is kept, each on its own figure: switching between the two with nothing else changed shows
+the other figure as it was drawn, in the move's own message. A click on a cell sets lr and B, or
+lr and momentum (and the momentum optimizer).
 """
 
 from __future__ import annotations
@@ -328,17 +328,6 @@ class StabilityChart:
         data = self.data(stability)
         send(figure, data, range(len(data)), self.layout_update(settings))
 
-    def switch(self, figure, stability, settings: Settings) -> None:
-        """Draw this chart's map on `figure`, which showed the other chart's: every trace's style and
-        data, the axes, the title and the box, in one message."""
-        data = [
-            {key: value for key, value in style.items() if key != "type"} | fields
-            for style, fields in zip(self.styles(), self.data(stability), strict=True)
-        ]
-        layout = self.layout(settings)
-        axes = {name: layout[name] for name in layout if name.startswith(("xaxis", "yaxis"))}
-        send(figure, data, range(len(data)), {**axes, **self.layout_update(settings)})
-
     def update_marker(self, figure, settings: Settings) -> None:
         send(figure, [], [], {"shapes": self.marker(settings)})
 
@@ -414,26 +403,49 @@ class StabilityPanel:
         self._future: concurrent.futures.Future | None = None
         # The kernel's loop, where the worker's maps are drawn (none without a worker: drawn at once).
         self._loop = _running_loop() if background else None
-        self._widget_class = widget  # makes the map's figure (widgets.surface.surface_maker)
-        self._drawn = model.stability(settings)  # the map the figure shows
-        self._chart = CHARTS[settings.map]  # the chart it is drawn as
-        self.figure = self._build()
-        self.figure.alt = self._alt(self._drawn, settings)
-        self.status = ipw.HTML(self._ready_text(settings))
+        self._widget_class = widget  # makes the map's figures (widgets.surface.surface_maker)
+        # A figure for each kind of map (`map`) shown so far, by kind, and the key of the map each
+        # draws: the one shown is `kind`'s, the other is hidden, not removed. Switching back to a map
+        # drawn already shows its figure as the page drew it, where one figure for both drew both
+        # heatmaps anew (about 115 ms of the page's main thread, docs/performance.md).
+        self._figures = {}
+        self._maps = {}  # by kind: (key, map) drawn on its figure
+        self.kind = settings.map
         # The title's symbols in words, under the map (a title does not wrap, and a phone has room
         # for no more of it). Styled as a caption, but it never changes: not one of the captions
         # that follow each move.
         self.key = ipw.HTML(map_key_text(settings))
         self.key.add_class("scanlab-key")
-        self.widget = ipw.VBox(
-            [*([control] if control is not None else []), self.status, self.figure, self.key]
-        )
+        self.status = ipw.HTML(self._ready_text(settings))
+        self._head = [*([control] if control is not None else []), self.status]
+        self.widget = ipw.VBox()
+        self._draw_figure(self._wanted, model.stability(settings), settings)
 
-    def _build(self):
-        """The map's figure as last drawn, its cells clickable."""
-        figure = self._chart.build(self._drawn, self._settings, self._widget_class)
-        figure.on_click(self._clicked)
-        return figure
+    @property
+    def figure(self):
+        """The figure shown: the map of the current kind, or the last one drawn while it computes."""
+        return self._figures[self.kind]
+
+    def _draw_figure(self, key, stability, settings: Settings) -> None:
+        """Draw `stability` on the figure of `settings.map`'s kind, made when first needed, and show
+        that figure alone (its data go before the other's hiding, in the same batch)."""
+        kind, chart = settings.map, CHARTS[settings.map]
+        figure = self._figures.get(kind)
+        if figure is None:
+            figure = self._figures[kind] = chart.build(stability, settings, self._widget_class)
+            figure.on_click(lambda points: self._clicked(chart, points))
+            self.widget.children = [*self._head, *self._figures.values(), self.key]
+        elif self._maps[kind][0] != key:
+            chart.update(figure, stability, settings)
+        else:  # as drawn (the layout but the box follows the key): the box may have moved
+            chart.update_marker(figure, settings)
+        self._maps[kind] = (key, stability)
+        figure.alt = self._alt(chart, stability, settings)
+        figure.layout.display = None
+        for other, hidden in self._figures.items():
+            if other != kind:
+                hidden.layout.display = "none"
+        self.kind = kind
 
     @staticmethod
     def _which(settings: Settings) -> str:
@@ -460,9 +472,10 @@ class StabilityPanel:
                 self._asked = now
         if not changed:
             with self._lock:  # the worker may be drawing this figure
-                self._chart.update_marker(self.figure, settings)
+                CHARTS[self.kind].update_marker(self.figure, settings)
             return
-        kept = self.model.kept_stability(settings)
+        drawn = self._maps.get(settings.map)
+        kept = drawn[1] if drawn and drawn[0] == key else self.model.kept_stability(settings)
         if kept is not None:
             self._draw(key, kept)
             return
@@ -473,8 +486,8 @@ class StabilityPanel:
             which = self._which(settings)
             self.status.value = f"<i>Computing the {which[0].lower()}{which[1:]}…</i> (the sliders stay live)"
             self.figure.alt = f"{which}: being computed."
-            if self._chart is CHARTS[settings.map]:
-                self._chart.update_marker(self.figure, settings)
+            if self.kind == settings.map:
+                CHARTS[self.kind].update_marker(self.figure, settings)
         self._batch.flush()  # "Computing…" reaches the page before the worker's map
         self._future = self._executor.submit(self._compute, key, settings, SETTLE_S if dragged else 0.0)
 
@@ -523,19 +536,12 @@ class StabilityPanel:
             if key != self._wanted:
                 return
             settings = self._settings
-            self._drawn = stability
-            chart = CHARTS[settings.map]
-            if chart is self._chart:
-                chart.update(self.figure, stability, settings)
-            else:
-                chart.switch(self.figure, stability, settings)
-                self._chart = chart
+            self._draw_figure(key, stability, settings)
             self.status.value = self._ready_text(settings)
-            self.figure.alt = self._alt(stability, settings)
 
-    def _alt(self, stability, settings: Settings) -> str:
+    def _alt(self, chart: StabilityChart, stability, settings: Settings) -> str:
         """The map in words (its text alternative): what each cell is, and how many diverged."""
-        lrs, rows = stability.lrs, self._chart.rows
+        lrs, rows = stability.lrs, chart.rows
         values = rows.values
         counts = ", ".join(
             f"{loss} loss {int(np.sum(stability.diverged[loss]))}" for loss in stability.diverged
@@ -560,8 +566,8 @@ class StabilityPanel:
         if self._future is not None:
             self._future.result(timeout)
 
-    def _clicked(self, points: list[dict]) -> None:
-        """A click on the page (widgets.surface.Surface.on_click): the first point on a cell."""
+    def _clicked(self, chart: StabilityChart, points: list[dict]) -> None:
+        """A click on `chart`'s figure (widgets.surface.Surface.on_click): the first point on a cell."""
         for point in points:
             if point.get("trace") not in CELLS:
                 continue  # the boundary's line
@@ -571,7 +577,7 @@ class StabilityPanel:
                 continue  # a visitor can send anything
             if not (np.isfinite(x) and np.isfinite(y)):
                 continue
-            rows = self._chart.rows
+            rows = chart.rows
             column = int(np.argmin(np.abs(_X - x)))
             row = int(np.argmin(np.abs(rows.positions - y)))
             value = rows.values[row]
