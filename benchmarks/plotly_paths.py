@@ -7,10 +7,11 @@ A chart like the trajectory (a run's line, a dashed line, a step marker: three s
 Chromium, moved `--moves` times, 30 ms apart, by each path widgets/surface.js uses: Plotly.react of
 the whole figure; Plotly.animate of the points (a move on fixed axes); Plotly.relayout of the axis
 ranges with that animate, in one task (an N move: the step axis grows by a step). For comparison,
-Plotly.react of that N move. `--markers` puts a marker on each point of the two lines, as the
-explorer's charts have up to N = 50 (widgets.chart.MARKERS_UP_TO). Printed per path: the main
-thread's task time per move (Chromium's TaskDuration, from the Performance domain), median of three
-rounds. Prints figures; asserts nothing.
+Plotly.react of that N move; and a line hidden and shown in turn (what a loss view changes), by
+Plotly.react and by Plotly.restyle of its `visible`. `--markers` puts a marker on each point of the
+two lines, as the explorer's charts have up to N = 50 (widgets.chart.MARKERS_UP_TO). Printed per
+path: the main thread's task time per move (Chromium's TaskDuration, from the Performance domain),
+median of three rounds. Prints figures; asserts nothing.
 """
 
 from __future__ import annotations
@@ -47,9 +48,12 @@ async ({ path, moves, points, frame, mode }) => {
   const traces = [0, 1, 2];
   for (let k = 1; k <= moves; k++) {
     const grows = path === "relayout+animate" || path === "react, axes";
-    const { data, layout } = figure(grows ? points + k : points, grows ? 0 : k / 10);
+    const shows = path === "restyle" || path === "react, shown";
+    const { data, layout } = figure(grows ? points + k : points, grows || shows ? 0 : k / 10);
     const moved = { data: data.map((t) => ({ x: t.x, y: t.y })), traces };
-    if (path.startsWith("react")) await Plotly.react(gd, data, layout);
+    data[1].visible = !shows || k % 2 === 0; // the dashed line hidden and shown in turn
+    if (path === "restyle") await Plotly.restyle(gd, { visible: [data[1].visible] }, [1]);
+    else if (path.startsWith("react")) await Plotly.react(gd, data, layout);
     else if (path === "animate") await Plotly.animate(gd, moved, frame);
     else {
       const axes = Plotly.relayout(gd, { "xaxis.range": layout.xaxis.range });
@@ -65,6 +69,8 @@ PATHS = {
     "animate": "Plotly.animate, the same (a typed lr move's path)",
     "react, axes": "Plotly.react, a step more and the step axis with it",
     "relayout+animate": "Plotly.relayout of the ranges + animate, the same (an N move's path)",
+    "react, shown": "Plotly.react, a line hidden and shown in turn (a loss view's change)",
+    "restyle": "Plotly.restyle of that line's `visible` alone, the same",
 }
 
 
