@@ -404,10 +404,10 @@ class StabilityPanel:
         # The kernel's loop, where the worker's maps are drawn (none without a worker: drawn at once).
         self._loop = _running_loop() if background else None
         self._widget_class = widget  # makes the map's figures (widgets.surface.surface_maker)
-        # A figure for each kind of map (`map`) shown so far, by kind, and the key of the map each
-        # draws: the one shown is `kind`'s, the other is hidden, not removed. Switching back to a map
-        # drawn already shows its figure as the page drew it, where one figure for both drew both
-        # heatmaps anew (about 115 ms of the page's main thread, docs/performance.md).
+        # A figure for each kind of map (`map`) shown so far, by kind, and the map each draws: the
+        # one shown is `kind`'s, the other is hidden, not removed. Switching back to a map drawn
+        # already shows its figure as the page drew it, where one figure for both had Plotly draw
+        # both heatmaps anew (146 ms of the page's main thread a switch, docs/performance.md).
         self._figures = {}
         self._maps = {}  # by kind: (key, map) drawn on its figure
         self.kind = settings.map
@@ -428,7 +428,7 @@ class StabilityPanel:
 
     def _draw_figure(self, key, stability, settings: Settings) -> None:
         """Draw `stability` on the figure of `settings.map`'s kind, made when first needed, and show
-        that figure alone (its data go before the other's hiding, in the same batch)."""
+        that figure alone: its changes are sent before it is shown and the other one hidden."""
         kind, chart = settings.map, CHARTS[settings.map]
         figure = self._figures.get(kind)
         if figure is None:
@@ -437,7 +437,7 @@ class StabilityPanel:
             self.widget.children = [*self._head, *self._figures.values(), self.key]
         elif self._maps[kind][0] != key:
             chart.update(figure, stability, settings)
-        else:  # as drawn (the layout but the box follows the key): the box may have moved
+        else:  # the map it shows: only its box (lr, and B or momentum) may have moved
             chart.update_marker(figure, settings)
         self._maps[kind] = (key, stability)
         figure.alt = self._alt(chart, stability, settings)
