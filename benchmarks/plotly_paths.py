@@ -1,4 +1,4 @@
-"""What each of Plotly.js's update paths costs the browser's main thread for one chart's move.
+"""What each of Plotly.js's update paths costs the browser's main thread for a move of its charts.
 
     .venv/bin/python -m benchmarks.plotly_paths [--moves 40] [--points 100] [--markers] [--json PATH]
 
@@ -8,10 +8,13 @@ Chromium, moved `--moves` times, 30 ms apart, by each path widgets/surface.js us
 the whole figure; Plotly.animate of the points (a move on fixed axes); Plotly.relayout of the axis
 ranges with that animate, in one task (an N move: the step axis grows by a step). For comparison,
 Plotly.react of that N move; and a line hidden and shown in turn (what a loss view changes), by
-Plotly.react and by Plotly.restyle of its `visible`. `--markers` puts a marker on each point of the
-two lines, as the explorer's charts have up to N = 50 (widgets.chart.MARKERS_UP_TO). Printed per
-path: the main thread's task time per move (Chromium's TaskDuration, from the Performance domain),
-median of three rounds. Prints figures; asserts nothing.
+Plotly.react and by Plotly.restyle of its `visible`. Then four such charts at once (the four
+line charts in view): as four figures, and as one figure of four subplots in a column, whose
+titles are annotations (would one figure's single defaults pass draw them for less?).
+`--markers` puts a marker on each point of the two lines, as the explorer's charts have up to
+N = 50 (widgets.chart.MARKERS_UP_TO). Printed per path: the main thread's task time per move
+(Chromium's TaskDuration, from the Performance domain), median of three rounds. Prints figures;
+asserts nothing.
 """
 
 from __future__ import annotations
@@ -31,34 +34,52 @@ FRAME = {"transition": {"duration": 0}, "frame": {"duration": 0, "redraw": False
 
 MOVES = """
 async ({ path, moves, points, frame, mode }) => {
-  const gd = document.getElementById("chart");
+  // "... x4" paths draw four charts in one task: four figures, or one figure of four subplots.
+  const charts = path.endsWith("x4") ? 4 : 1;
+  const subplots = path.includes("subplots");
+  const figures = subplots ? 1 : charts;
+  const divs = Array.from({ length: figures }, (_, i) => document.getElementById(`chart${i}`));
   const figure = (n, shift) => {
     const x = Float64Array.from({ length: n + 1 }, (_, i) => i);
     const y = x.map((i) => Math.exp(-i / 30) * Math.cos(i / 3 + shift));
-    const data = [
-      { x, y, mode, marker: { size: 4 }, line: { color: "#0072B2" } },
-      { x, y: y.map((v) => v / 2), mode, marker: { size: 4 }, line: { dash: "dash" } },
-      { x: [n], y: [y[n]], mode: "markers", marker: { size: 10 } },
-    ];
-    const layout = { height: 380, title: { text: "Trajectory" }, xaxis: { range: [-0.02 * n, 1.02 * n] },
-                     yaxis: { range: [-1.2, 1.2] }, margin: { t: 40 } };
+    const rows = subplots ? charts : 1;
+    const data = [], layout = { height: 380 * rows, margin: { t: 40 }, annotations: [], showlegend: false };
+    for (let r = 1; r <= rows; r++) {
+      const axes = { xaxis: `x${r === 1 ? "" : r}`, yaxis: `y${r === 1 ? "" : r}` };
+      data.push(
+        { x, y, mode, marker: { size: 4 }, line: { color: "#0072B2" }, ...axes },
+        { x, y: y.map((v) => v / 2), mode, marker: { size: 4 }, line: { dash: "dash" }, ...axes },
+        { x: [n], y: [y[n]], mode: "markers", marker: { size: 10 }, ...axes },
+      );
+      const top = 1 - (r - 1) / rows, bottom = 1 - r / rows;
+      layout[`xaxis${r === 1 ? "" : r}`] = { range: [-0.02 * n, 1.02 * n], anchor: axes.yaxis };
+      layout[`yaxis${r === 1 ? "" : r}`] = { range: [-1.2, 1.2], anchor: axes.xaxis,
+                                             domain: [bottom + 0.1 / rows, top - 0.1 / rows] };
+      // A chart's title; a subplot's is an annotation above its plot.
+      if (subplots) layout.annotations.push({ text: "Trajectory", showarrow: false, xref: "paper",
+                                              yref: "paper", x: 0.5, y: top, yanchor: "top" });
+      else layout.title = { text: "Trajectory" };
+    }
     return { data, layout };
   };
-  if (!moves) return void (await Plotly.react(gd, figure(points, 0).data, figure(points, 0).layout));
-  const traces = [0, 1, 2];
+  if (!moves) {
+    const { data, layout } = figure(points, 0);
+    return void (await Promise.all(divs.map((gd) => Plotly.react(gd, data, layout))));
+  }
+  const traces = Array.from({ length: 3 * (subplots ? charts : 1) }, (_, i) => i);
   for (let k = 1; k <= moves; k++) {
     const grows = path === "relayout+animate" || path === "react, axes";
     const shows = path === "restyle" || path === "react, shown";
     const { data, layout } = figure(grows ? points + k : points, grows || shows ? 0 : k / 10);
     const moved = { data: data.map((t) => ({ x: t.x, y: t.y })), traces };
     data[1].visible = !shows || k % 2 === 0; // the dashed line hidden and shown in turn
-    if (path === "restyle") await Plotly.restyle(gd, { visible: [data[1].visible] }, [1]);
-    else if (path.startsWith("react")) await Plotly.react(gd, data, layout);
-    else if (path === "animate") await Plotly.animate(gd, moved, frame);
-    else {
+    await Promise.all(divs.map((gd) => {
+      if (path === "restyle") return Plotly.restyle(gd, { visible: [data[1].visible] }, [1]);
+      if (path.startsWith("react")) return Plotly.react(gd, data, layout);
+      if (path.startsWith("animate")) return Plotly.animate(gd, moved, frame);
       const axes = Plotly.relayout(gd, { "xaxis.range": layout.xaxis.range });
-      await Promise.all([axes, Plotly.animate(gd, moved, frame)]);
-    }
+      return Promise.all([axes, Plotly.animate(gd, moved, frame)]);
+    }));
     await new Promise((resolve) => setTimeout(resolve, 30));
   }
 }
@@ -71,6 +92,10 @@ PATHS = {
     "relayout+animate": "Plotly.relayout of the ranges + animate, the same (an N move's path)",
     "react, shown": "Plotly.react, a line hidden and shown in turn (a loss view's change)",
     "restyle": "Plotly.restyle of that line's `visible` alone, the same",
+    "animate x4": "Plotly.animate of four such charts, in one task (four charts in view)",
+    "animate, subplots x4": "Plotly.animate of one figure of four such subplots, the same",
+    "react x4": "Plotly.react of four such charts, in one task (a preset, roughly)",
+    "react, subplots x4": "Plotly.react of one figure of four such subplots, the same",
 }
 
 
@@ -94,8 +119,9 @@ def main(argv=None) -> int:
             rounds = {path: [] for path in PATHS}
             for _ in range(3):
                 for path in PATHS:  # in turn, so that the machine's drift falls on every path alike
-                    page = browser.new_page(viewport={"width": 800, "height": 500})
-                    page.set_content('<div id="chart" style="width: 640px"></div>')
+                    page = browser.new_page(viewport={"width": 800, "height": 1600})
+                    divs = "".join(f'<div id="chart{i}" style="width: 640px"></div>' for i in range(4))
+                    page.set_content(divs)
                     page.add_script_tag(content=PLOTLY_JS.read_text())
                     cdp = page.context.new_cdp_session(page)
                     cdp.send("Performance.enable")
