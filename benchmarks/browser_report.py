@@ -143,9 +143,17 @@ def summarise_visits(visits: list[dict]) -> dict:
     return {k: summary(values) for k in fields if (values := [v[k] for v in visits if v.get(k) is not None])}
 
 
-# Issue 35's first-picture targets, over the echo page's slider from the navigation start.
-FIRST_PICTURE_RATIO = 0.7
-LIVE_CHARTS_RATIO = 1.6
+# Issue 35's targets (the earlier 1.5x and 3x were withdrawn with issue 22's measured argument), each
+# over the echo in the same run, median and p95. A typed move until the line charts have settled:
+SETTLED_RATIO = 2.0
+VIEW_RATIO = 2.5  # the same for the loss view and a preset click, whose charts are redrawn whole
+VIEW_CONTROLS = ("loss", "preset")
+MAP_RATIO = 4.0  # an N or w0 move (or the map switch) until the stability map is current too
+MAP_CONTROLS = ("N", "w0", "map")
+# A first visit, over the echo page's slider from the navigation start, fresh context:
+FIRST_PICTURE_RATIO = 0.7  # the first picture (a still's chart)
+LIVE_CHARTS_RATIO = 1.6  # every live chart drawn
+ALL_CHARTS_S = 2.5  # every chart of the first screen, in s
 NAV_RATIOS = {  # the explorer's figure over the echo's slider_ms
     "first_picture": "first_picture_ms",
     "first_chart": "first_chart_ms",
@@ -250,6 +258,9 @@ def report(results: dict) -> str:
     nan = {"median": math.nan, "p95": math.nan}
     framed_n = {page: (moves[page].get("framed") or {}).get("n", 0) for page in ("echo", "explorer")}
     control = results.get("control", "lr")  # figures kept from before --control moved lr
+    lines_target = f"target <= {VIEW_RATIO if control in VIEW_CONTROLS else SETTLED_RATIO:g}"
+    lines_target = "a map switch changes none" if control == "map" else lines_target
+    map_target = f"target <= {MAP_RATIO:g}" if control in MAP_CONTROLS else "no target of its own"
 
     def row(words: str, values: dict, digits: int = 1) -> str:
         return f"  {words:<62}{values['median']:7.{digits}f} {values['p95']:7.{digits}f}"
@@ -265,9 +276,9 @@ def report(results: dict) -> str:
         "  each page until the frame that paints its last change has rendered (the target's measure):",
         row("echo: IntSlider -> Label text", echo.get("framed", nan)),
         row(f"explorer: {control} -> every chart ({moves['charts']} charts)", explorer.get("framed", nan)),
-        row("ratio explorer / echo (the map's target with N, w0: <= 3)", r["ratio"], 2),
+        row(f"ratio explorer / echo ({map_target})", r["ratio"], 2),
         row("explorer: the line charts alone (the map left out)", explorer.get("lines_framed", nan)),
-        row("ratio line charts / echo (target <= 1.5)", r.get("lines", nan), 2),
+        row(f"ratio line charts / echo ({lines_target})", r.get("lines", nan), 2),
         *(
             [
                 f"    (of {echo['done']['n']} moves a page, the frame came within the wait on "
@@ -335,7 +346,7 @@ def report(results: dict) -> str:
             ("last script or style loaded", "last_resource_ms"),
             ("first websocket message", "first_ws_message_ms"),
             ("first chart drawn", "first_chart_ms"),
-            ("all charts drawn (target <= 3, aim 2)", "all_charts_ms"),
+            (f"all charts drawn (target <= {ALL_CHARTS_S:g})", "all_charts_ms"),
             ("largest websocket message arrived", "largest_message_ms"),
         ):
             low, mid, high = (data[key][k] / 1000 for k in ("min", "median", "max"))
