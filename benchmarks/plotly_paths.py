@@ -10,7 +10,8 @@ ranges with that animate, in one task (an N move: the step axis grows by a step)
 Plotly.react of that N move; and a line hidden and shown in turn (what a loss view changes), by
 Plotly.react and by Plotly.restyle of its `visible`. Then four such charts at once (the four
 line charts in view): as four figures, and as one figure of four subplots in a column, whose
-titles are annotations (would one figure's single defaults pass draw them for less?).
+titles are annotations and whose one legend lists the twelve traces (would one figure's single
+defaults pass draw them for less?).
 `--markers` puts a marker on each point of the two lines, as the explorer's charts have up to
 N = 50 (widgets.chart.MARKERS_UP_TO). Printed per path: the main thread's task time per move
 (Chromium's TaskDuration, from the Performance domain), median of three rounds. Prints figures;
@@ -43,7 +44,7 @@ async ({ path, moves, points, frame, mode }) => {
     const x = Float64Array.from({ length: n + 1 }, (_, i) => i);
     const y = x.map((i) => Math.exp(-i / 30) * Math.cos(i / 3 + shift));
     const rows = subplots ? charts : 1;
-    const data = [], layout = { height: 380 * rows, margin: { t: 40 }, annotations: [], showlegend: false };
+    const data = [], layout = { height: 380 * rows, margin: { t: 40 }, annotations: [] };
     for (let r = 1; r <= rows; r++) {
       const axes = { xaxis: `x${r === 1 ? "" : r}`, yaxis: `y${r === 1 ? "" : r}` };
       data.push(
