@@ -1,4 +1,14 @@
-"""Test-wide settings: the strictest JAX promotion rules, so core never relies on implicit casts."""
+"""Test-wide settings: the strictest JAX promotion rules, so core never relies on implicit casts; the
+fixtures that start what a test needs outside its process (a browser, `make run`, a Jupyter server);
+and each test's marks, set from those fixtures rather than by hand.
+
+    make quick   -m "not browser and not served and not lab and not slow"
+    make check   -m "not browser and not served and not lab"
+
+A test that uses a fixture of MARKS[mark] (directly or through another fixture) gets that mark; a test
+of a module in SLOW gets `slow`. Helpers shared by test modules live in tests/support/ (tests only) or
+harness/ (tests and benchmarks); no test module imports another.
+"""
 
 import os
 
@@ -10,6 +20,26 @@ import pytest  # noqa: E402
 jax.config.update("jax_numpy_dtype_promotion", "strict")
 jax.config.update("jax_numpy_rank_promotion", "raise")
 
+# The fixtures that start each kind of outside process; a test using one, at any depth, is marked.
+MARKS = {
+    "browser": {"browser", "chromium", "visit"},  # headless Chromium
+    "served": {"make_run", "dashboard_url"},  # the dashboard under `make run`
+    "lab": {"jupyter_lab", "jupyter_server", "classroom"},  # JupyterLab or jupyter_server
+}
+
+# In-process, but minutes together: `make check` runs them, `make quick` leaves them out.
+SLOW = set()
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        used = set(getattr(item, "fixturenames", ()))
+        for mark, fixtures in MARKS.items():
+            if used & fixtures:
+                item.add_marker(mark)
+        if item.path.stem in SLOW:
+            item.add_marker("slow")
+
 
 @pytest.fixture
 def count_compiles():
@@ -19,15 +49,79 @@ def count_compiles():
     return counting
 
 
-@pytest.fixture(scope="module")
-def browser():
-    """Debian's headless Chromium through Playwright, one per test module (the browser tests)."""
-    from playwright.sync_api import sync_playwright
-
+@pytest.fixture(scope="session")
+def chromium():
+    """How to launch Debian's headless Chromium: `playwright.chromium.launch(**chromium)`, for a test
+    that starts browsers of its own (one per student, say)."""
     from harness.chromium import CHROMIUM, CHROMIUM_ARGS
 
     assert os.path.exists(CHROMIUM), "Chromium is missing: .ci/run installs it (apt-get install chromium)"
+    return {"executable_path": CHROMIUM, "args": CHROMIUM_ARGS}
+
+
+@pytest.fixture(scope="module")
+def browser(chromium):
+    """Debian's headless Chromium through Playwright, one per test module (the browser tests)."""
+    from playwright.sync_api import sync_playwright
+
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = playwright.chromium.launch(**chromium)
         yield browser
         browser.close()
+
+
+@pytest.fixture(scope="session")
+def visit(chromium):
+    """`visit(scenario)` runs `await scenario(browser)` in a Chromium of its own, from asyncio
+    (tests.support.visits.visit)."""
+    from tests.support.visits import visit
+
+    return visit
+
+
+@pytest.fixture(scope="session")
+def make_run():
+    """`make run` on a free port (harness.server.Server): `with make_run(args=[...]) as server:`
+    waits until Voila answers, and stops it with its kernels at the end."""
+    from harness.server import Server
+
+    return Server
+
+
+@pytest.fixture(scope="module")
+def dashboard_url(make_run):
+    """The address of a `make run` serving the dashboard, for a module's pages. It is ready when Voila
+    serves its static files: asking for the page would take the preheated kernel."""
+    with make_run() as server:
+        yield server.url
+
+
+@pytest.fixture(scope="session")
+def jupyter_lab():
+    """JupyterLab serving a folder: `with jupyter_lab(root) as url:` (tests.support.lab.lab)."""
+    from tests.support.lab import lab
+
+    return lab
+
+
+@pytest.fixture
+def jupyter_server():
+    """Start a Jupyter server (`jupyter lab`, `jupyter_server`, through `start` or not):
+    `jupyter_server(command, cwd=..., env=...)` is subprocess.Popen in a session of its own, its output
+    dropped unless given; each still running at the end of the test is stopped with its group."""
+    import subprocess
+
+    from harness.server import stop_group
+
+    started = []
+
+    def start(command, **options):
+        options = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, **options}
+        process = subprocess.Popen(command, start_new_session=True, **options)
+        started.append(process)
+        return process
+
+    yield start
+    for process in started:
+        if process.poll() is None:
+            stop_group(process)

@@ -9,39 +9,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.server import Server
-from tests.test_dashboard import Dashboard, _expected_weights
+from tests.support.axe import AXE, violations
+from tests.support.dashboard import Dashboard, expected_weights
 from widgets.hood import PANELS
 from widgets.settings import PRESETS
 
 ROOT = Path(__file__).resolve().parent.parent
-AXE = ROOT / "vendor" / "axe-core" / "axe.min.js"
-
-pytestmark = pytest.mark.browser
-
-
-@pytest.fixture(scope="module")
-def dashboard_url():
-    with Server() as server:
-        yield server.url
 
 
 def test_the_vendored_axe_core_is_the_pinned_one():
     pinned = re.search(r"^AXE_CORE \?= (\S+)$", (ROOT / "Makefile").read_text(), re.M).group(1)
     assert AXE.read_text()[:40].startswith(f"/*! axe v{pinned}\n")
-
-
-def violations(page) -> list:
-    """axe-core's violations on the page as it is now, every rule of every impact: (rule, impact,
-    how many elements, the first three's selectors and what to fix)."""
-    page.wait_for_timeout(300)  # widgets/access.js labels new views on the next animation frame
-    if not page.evaluate("() => !!window.axe"):
-        page.add_script_tag(content=AXE.read_text())
-    found = page.evaluate(
-        """async () => (await axe.run(document)).violations.map(v => [v.id, v.impact, v.nodes.length,
-            v.nodes.slice(0, 3).map(n => n.target.join(' ') + ': ' + (n.failureSummary || ''))])"""
-    )
-    return [tuple(v) for v in found]
 
 
 @pytest.mark.parametrize(
@@ -147,7 +125,7 @@ def test_the_keyboard_alone_picks_a_preset_and_plays(browser, dashboard_url):
     )
     assert focus_ring(page.page) >= 2
     page.page.keyboard.press("Enter")
-    expected = _expected_weights(settings)
+    expected = expected_weights(settings)
     page.wait_for_trajectory(
         lambda now: now.shape == expected.shape and np.allclose(now, expected, rtol=1e-6, equal_nan=True),
         f"showed the {label} preset",

@@ -25,16 +25,11 @@ import asyncio
 import re
 import time
 
-import pytest
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
-from harness.chromium import CHROMIUM, CHROMIUM_ARGS
 from harness.pages import settled
-from harness.server import Server
-from tests.test_ready import READY
+from tests.support.make import READY
 from widgets.model import Model
-
-pytestmark = pytest.mark.browser
 
 STUDENTS = 6
 MOVES = [("lr", "0.0051"), ("N", "40"), ("B", "3"), ("w0", "-1.5")]  # typed into each readout
@@ -58,10 +53,10 @@ async def page_held(page) -> str:
         return f"the page could not be read ({error})"
 
 
-async def student(playwright, url: str, model: Model, number: int) -> list[str]:
+async def student(playwright, chromium: dict, url: str, model: Model, number: int) -> list[str]:
     """One student's visit: open the page, make every move, and say what went wrong (nothing: []).
     `model` is this student's own (harness.pages: it computes the page's runs in its order)."""
-    browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    browser = await playwright.chromium.launch(**chromium)
     problems = []
     try:
         page = await browser.new_page(viewport={"width": 1280, "height": 900})
@@ -100,20 +95,21 @@ async def student(playwright, url: str, model: Model, number: int) -> list[str]:
     return problems
 
 
-def test_every_page_of_a_class_arriving_at_once_draws_its_own_run(tmp_path):
+def test_every_page_of_a_class_arriving_at_once_draws_its_own_run(make_run, chromium, tmp_path):
     from playwright.async_api import async_playwright
 
     models = [Model() for _ in range(STUDENTS)]
 
     async def visit(url):
         async with async_playwright() as playwright:
-            return await asyncio.gather(*(student(playwright, url, models[i], i) for i in range(STUDENTS)))
+            students = (student(playwright, chromium, url, models[i], i) for i in range(STUDENTS))
+            return await asyncio.gather(*students)
 
     # A kernel per student, the preheated one and its refill. The class arrives when make run says
     # the preheated kernel is ready: it has compiled the engine into JAX's cache (a fresh clone has
     # none, and seven kernels compiling it at once on two cores kept pages from answering for minutes).
     log = tmp_path / "voila.log"
-    with Server(args=[f"MAX_KERNELS={STUDENTS + 2}"], log=log) as server:
+    with make_run(args=[f"MAX_KERNELS={STUDENTS + 2}"], log=log) as server:
         deadline = time.monotonic() + 300
         while not READY.search(server.log_text()) and time.monotonic() < deadline:
             time.sleep(0.5)

@@ -11,7 +11,7 @@ import pytest
 import core
 from core.optimizers import OPTIMIZERS, SCHEDULES, OptimizerHistory, lr_schedule, optimizer_history
 from core.theory import _log_radius
-from tests.reference import optimizer_update
+from tests.support.reference import optimizer_update
 
 CASES = 50
 SHAPES = [(1, 1), (7, 3), (24, 16)]

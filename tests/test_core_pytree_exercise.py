@@ -8,7 +8,6 @@ numbers of its own.
 
 import jax
 import jax.numpy as jnp
-import learner_corpus as corpus
 import numpy as np
 import optax
 import pytest
@@ -16,6 +15,7 @@ from jax import lax
 from test_core_carry_exercises import _assert_report
 
 import core
+import tests.support.learner_corpus as corpus
 from core.exercises import (
     EXERCISES,
     PYTREE_CHECKS,

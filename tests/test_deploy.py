@@ -131,15 +131,15 @@ def test_start_exports_what_make_run_exports(tmp_path):
     assert {name: env[name] for name in preset} == preset
 
 
-def test_voilas_server_extension_serves_the_page_with_the_stopped_kernel_notice(tmp_path):
+def test_voilas_server_extension_serves_the_page_with_the_stopped_kernel_notice(jupyter_server, tmp_path):
     # Binder and the hub: a Jupyter server started through `start`, as repo2docker starts it, serves
     # the dashboard with the scanlab template, whose page says when its kernel stops.
     port = free_port()
     env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path)}
-    server = subprocess.Popen(
+    server = jupyter_server(
         [str(ROOT / "start"), sys.executable, "-m", "jupyter_server", "--no-browser", f"--port={port}",
          "--ServerApp.ip=127.0.0.1", "--IdentityProvider.token=", "--ServerApp.password=", "--allow-root"],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        cwd=ROOT, env=env,
     )  # fmt: skip
     try:
         deadline, page = time.monotonic() + 120, None

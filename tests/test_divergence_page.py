@@ -4,10 +4,6 @@ which scale it is on."""
 
 import pytest
 
-from harness.server import Server
-
-pytestmark = pytest.mark.browser
-
 SIZES = [("", (1440, 900), False), ("&view=projector", (1024, 768), False), ("", (390, 844), True)]
 
 # The ✖ of the trajectory (the one point of the diverged colour, #D55E00) and the plotted area, in
@@ -26,10 +22,9 @@ PLACES = """() => {
 }"""
 
 
-@pytest.fixture(scope="module")
-def url():
-    with Server() as server:
-        yield server.url
+@pytest.fixture
+def url(dashboard_url):
+    return dashboard_url
 
 
 @pytest.mark.parametrize(("query", "viewport", "phone"), SIZES, ids=["1440", "projector", "phone"])

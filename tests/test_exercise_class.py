@@ -19,7 +19,7 @@ import pytest
 
 from harness.server import free_port
 from serving.classroom import keep_copy
-from tests.test_lab import run_all
+from tests.support.lab import run_all
 
 ROOT = Path(__file__).resolve().parent.parent
 JUPYTER = Path(sys.executable).parent / "jupyter"  # make test adds JupyterLab to its environment
@@ -98,6 +98,12 @@ class Class:
         return code
 
 
+@pytest.fixture
+def classroom():
+    """`classroom(folder, students, ...)` starts `make class`'s servers (Class); the test stops them."""
+    return Class
+
+
 def _status(url: str) -> int:
     try:
         with urllib.request.urlopen(url, timeout=30) as response:
@@ -106,11 +112,11 @@ def _status(url: str) -> int:
         return error.code
 
 
-def test_each_student_has_a_server_a_token_and_a_copy_kept_across_starts(tmp_path):
+def test_each_student_has_a_server_a_token_and_a_copy_kept_across_starts(classroom, tmp_path):
     if not JUPYTER.exists():
         pytest.fail(f"{JUPYTER} is missing: `make test` (or `make lab-env`) installs JupyterLab first")
     folder = tmp_path / "class"
-    room = Class(folder, 2)
+    room = classroom(folder, 2)
     try:
         links = room.links()
         assert len(links) == 2 and all("/lab/tree/exercise.ipynb?token=" in link for link in links)
@@ -129,7 +135,7 @@ def test_each_student_has_a_server_a_token_and_a_copy_kept_across_starts(tmp_pat
     mine = copy.read_text().replace("raise NotImplementedError", "raise NotImplementedError  # mine", 1)
     copy.write_text(mine)
 
-    room = Class(folder, 2, port=room.port)  # the next lesson: the same links, the answers kept
+    room = classroom(folder, 2, port=room.port)  # the next lesson: the same links, the answers kept
     try:
         assert room.links() == links
         assert "kept" in "".join(room.lines)
@@ -138,9 +144,8 @@ def test_each_student_has_a_server_a_token_and_a_copy_kept_across_starts(tmp_pat
     assert "# mine" in copy.read_text()
 
 
-@pytest.mark.browser
-def test_the_checker_runs_from_a_students_link(browser, tmp_path):
-    room = Class(tmp_path / "class", 1, "--LabApp.expose_app_in_browser=True")
+def test_the_checker_runs_from_a_students_link(browser, classroom, tmp_path):
+    room = classroom(tmp_path / "class", 1, "--LabApp.expose_app_in_browser=True")
     try:
         (link,) = room.links()
         context = browser.new_context(viewport={"width": 1440, "height": 900})

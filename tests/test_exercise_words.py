@@ -7,16 +7,15 @@ that never returns.
 """
 
 import re
-from html.parser import HTMLParser
 from pathlib import Path
 
 import nbformat
 import pytest
-from test_checker_words import CASES
-from test_core_exercise import forgets_to_count
 
 import core
 from core.exercises import EXERCISES
+from tests.support.catalogues import CASES, forgets_to_count
+from tests.support.checker import assert_no_empty_field, report_rows
 from widgets import exercise
 from widgets.exercise import TASKS, ExerciseReport
 
@@ -55,61 +54,18 @@ def test_every_quoted_passage_is_in_the_notebook(name, key, passage):
     assert _words(passage) in _notebook_text(), f"{name} {key}: not in exercise.ipynb: {passage!r}"
 
 
-class _Cells(HTMLParser):
-    """The text of each <td> of a table, per row."""
-
-    def __init__(self):
-        super().__init__()
-        self.rows, self._cell = [], None
-
-    def handle_starttag(self, tag, attrs):
-        if tag == "tr":
-            self.rows.append([])
-        elif tag == "td":
-            self._cell = []
-
-    def handle_endtag(self, tag):
-        if tag == "td" and self._cell is not None:
-            self.rows[-1].append("".join(self._cell))
-            self._cell = None
-
-    def handle_data(self, data):
-        if self._cell is not None:
-            self._cell.append(data)
-
-
-def _rows(report: ExerciseReport) -> list[list[str]]:
-    parser = _Cells()
-    parser.feed(report._repr_html_())
-    return [row for row in parser.rows if row]  # the header row has <th>, no <td>
-
-
-# A clause with nothing after its word: "expected , got 1", "got " at the end, "expected []".
-EMPTY_CLAUSE = re.compile(r"\b(expected|got)\s*(,|$|\[\])")
-
-
-def _assert_no_empty_field(report: ExerciseReport):
-    rows = _rows(report)
-    assert len(rows) == len(report.report.findings)
-    for row in rows:
-        assert len(row) == 5, row
-        for cell in row:
-            assert cell.strip(), row
-            assert not EMPTY_CLAUSE.search(cell.strip()), row
-
-
 TASK_OF = {check: task for task, (check, _) in TASKS.items()}
 
 
 @pytest.mark.parametrize(("check", "fn"), CASES, ids=[f"{c.__name__}-{f.__name__}" for c, f in CASES])
 def test_no_row_of_any_catalogue_s_report_has_an_empty_field(check, fn):
-    _assert_no_empty_field(exercise(fn, task=TASK_OF[check]))
+    assert_no_empty_field(exercise(fn, task=TASK_OF[check]))
 
 
 def test_a_function_that_never_returns_gets_full_rows():
     report = exercise(forgets_to_count, timeout=0.5)
     assert report.mistakes == {"error"}
-    _assert_no_empty_field(report)
+    assert_no_empty_field(report)
     assert "expected a result within 0.5 s, got no result" in report._repr_html_()
 
 
@@ -128,7 +84,7 @@ def test_a_function_that_never_returns_gets_full_rows():
 def test_a_missing_value_leaves_its_clause_out(expected, actual, passed, shown):
     finding = core.Finding("numbers", passed, "What happened.", "" if passed else "A hint.", expected, actual)
     report = ExerciseReport(core.Report(passed, frozenset(), [finding]))
-    (row,) = _rows(report)
+    (row,) = report_rows(report)
     assert row[4] == shown
     assert row[3] == ("none needed" if passed else "A hint.")
-    _assert_no_empty_field(report)
+    assert_no_empty_field(report)

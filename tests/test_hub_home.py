@@ -17,11 +17,10 @@ import sys
 import urllib.request
 from pathlib import Path
 
-import pytest
 import yaml
 
 from harness.server import free_port, stop_group, wait_until_answers
-from tests.test_lab import ACCUMULATED, JUPYTER, run_all
+from tests.support.lab import ACCUMULATED, JUPYTER, run_all
 
 ROOT = Path(__file__).resolve().parent.parent
 KEEP = ROOT / "serving" / "keep_exercise.sh"
@@ -108,15 +107,16 @@ def test_without_a_volume_start_leaves_the_home_as_it_is(tmp_path):
     assert not (home / "exercise.ipynb").is_symlink() and not (home / "work").exists()
 
 
-def _server(home: Path, saved: Path):
-    """jupyter_server started through the home's `start`, as the hub starts a student's server."""
+def _server(jupyter_server, home: Path, saved: Path):
+    """jupyter_server started through the home's `start`, as the hub starts a student's server
+    (`jupyter_server`: the fixture)."""
     port = free_port()
     env = {"PATH": os.environ["PATH"], "HOME": str(home), "SCANLAB_SAVED_DIR": str(saved)}
-    process = subprocess.Popen(
+    process = jupyter_server(
         [str(home / "start"), sys.executable, "-m", "jupyter_server", "--no-browser", f"--port={port}",
          "--ServerApp.ip=127.0.0.1", "--IdentityProvider.token=", "--ServerApp.password=", "--allow-root",
          f"--ServerApp.root_dir={home}", "--ServerApp.disable_check_xsrf=True"],
-        cwd=home, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        cwd=home, env=env,
     )  # fmt: skip
     url = f"http://127.0.0.1:{port}/api/contents/exercise.ipynb"
     wait_until_answers(url, process, 120, "jupyter_server")
@@ -131,12 +131,12 @@ def _contents(url: str, method: str = "GET", body: dict | None = None) -> dict:
         return json.loads(response.read())
 
 
-def test_a_save_from_the_server_lands_on_the_volume_and_outlives_it(tmp_path):
+def test_a_save_from_the_server_lands_on_the_volume_and_outlives_it(jupyter_server, tmp_path):
     # What JupyterLab does on Ctrl-S and on autosave: PUT /api/contents/exercise.ipynb. The server
     # writes through the link (jupyter_server's atomic write follows it), so the volume has it.
     home = image_home(tmp_path / "home")
     saved = home / "work"
-    process, url = _server(home, saved)
+    process, url = _server(jupyter_server, home, saved)
     try:
         model = _contents(url + "?content=1")
         cell = next(c for c in model["content"]["cells"] if "def scan_training_step" in c["source"])
@@ -148,7 +148,7 @@ def test_a_save_from_the_server_lands_on_the_volume_and_outlives_it(tmp_path):
     assert "saved by the server" in function_cell(saved / "exercise.ipynb")
 
     image_home(home)  # culled; the next start is a new container from the image
-    process, url = _server(home, saved)
+    process, url = _server(jupyter_server, home, saved)
     try:
         cells = _contents(url + "?content=1")["content"]["cells"]
     finally:
@@ -169,8 +169,9 @@ def test_the_hub_mounts_the_volume_under_the_home_and_tells_start_where():
     assert subprocess.run(["bash", "-n", str(KEEP)]).returncode == 0
 
 
-@pytest.mark.browser
-def test_the_checker_runs_in_the_hubs_exercise_and_the_save_lands_on_the_volume(browser, tmp_path):
+def test_the_checker_runs_in_the_hubs_exercise_and_the_save_lands_on_the_volume(
+    browser, jupyter_server, tmp_path
+):
     # The hub as a student meets it: JupyterLab started through `start`, the kernel in the home
     # (the repository's core/ and widgets/ beside the notebook, as in the image), exercise.ipynb the
     # link to the volume's copy. Its checks run; Ctrl-S writes the volume's copy.
@@ -182,11 +183,11 @@ def test_the_checker_runs_in_the_hubs_exercise_and_the_save_lands_on_the_volume(
     env = {**os.environ, "HOME": str(home), "SCANLAB_SAVED_DIR": str(saved), "JAX_PLATFORMS": "cpu"}
     env.pop("PYTHONPATH", None)
     env["JUPYTER_RUNTIME_DIR"] = str(home / ".local" / "runtime")
-    process = subprocess.Popen(
+    process = jupyter_server(
         [str(home / "start"), str(JUPYTER), "lab", "--no-browser", f"--port={port}",
          "--ServerApp.ip=127.0.0.1", f"--ServerApp.root_dir={home}", "--IdentityProvider.token=",
          "--ServerApp.password=", "--LabApp.expose_app_in_browser=True", "--allow-root"],
-        cwd=home, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        cwd=home, env=env,
     )  # fmt: skip
     url = f"http://127.0.0.1:{port}/"
     try:

@@ -13,11 +13,15 @@ import asyncio
 import pytest
 
 from harness.pages import PAGE_STATE, differences, expected_charts, page_settings, settled
-from tests.test_missed_updates import SETTLE_S, charts_shown, type_value, url, visit  # noqa: F401
+from tests.support.visits import SETTLE_S, charts_shown, type_value
 from widgets.model import Model
 from widgets.settings import DEFAULTS
 
-pytestmark = pytest.mark.browser
+
+@pytest.fixture
+def url(dashboard_url):
+    return dashboard_url
+
 
 VIEWPORT = {"width": 1280, "height": 720}
 MARGIN_PX = 200  # widgets/surface.js's MARGIN: a box that near the window draws
@@ -40,7 +44,7 @@ def where(chart: dict) -> str:
     return "below" if beyond > 20 else "shown" if beyond < -20 and chart["bottom"] > 0 else "edge"
 
 
-def test_charts_out_of_view_hold_a_move_and_draw_it_when_scrolled_to(url):  # noqa: F811
+def test_charts_out_of_view_hold_a_move_and_draw_it_when_scrolled_to(url, visit):
     model = Model()
     model.compute(DEFAULTS)
 

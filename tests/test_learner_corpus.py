@@ -6,15 +6,14 @@ named, no false code), and no finding shows the learner a file of the checker or
 import re
 
 import pytest
-from learner_corpus import CORPUS
-from test_checker_words import _checker_files
-from test_exercise_words import _assert_no_empty_field
 
 from core.exercises import EXERCISES
+from tests.support.checker import assert_no_empty_field, checker_files
+from tests.support.learner_corpus import CORPUS
 from widgets.exercise import exercise
 
 CASES = [(task, fn, codes) for task, catalogue in CORPUS.items() for fn, codes in catalogue.items()]
-NAMES = re.compile(r"(?<![\w/.])(" + "|".join(map(re.escape, _checker_files())) + r")\b")
+NAMES = re.compile(r"(?<![\w/.])(" + "|".join(map(re.escape, checker_files())) + r")\b")
 
 
 def test_the_corpus_is_large_and_names_every_mistake():
@@ -35,4 +34,4 @@ def test_each_learner_function_gets_exactly_its_codes(task, fn, codes):
     for finding in report.report.findings:
         text = " ".join(str(part) for part in finding if part is not None)
         assert not NAMES.search(text), finding
-    _assert_no_empty_field(report)
+    assert_no_empty_field(report)

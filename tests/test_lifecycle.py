@@ -18,12 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.server import Server
-from tests.test_dashboard import Dashboard, chart_context
+from tests.support.dashboard import Dashboard, chart_context
 
 DASHBOARD_KERNEL = Path(__file__).resolve().parent.parent / "serving" / "dashboard_kernel.py"
 
-pytestmark = pytest.mark.browser
 
 MAX_KERNELS = 2
 # Seconds. A page's kernel has no connection until the page's scripts load (about 2 s after its
@@ -41,13 +39,13 @@ def server_log(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def server(server_log):
+def server(make_run, server_log):
     args = [
         f"MAX_KERNELS={MAX_KERNELS}",
         f"CULL_IDLE_TIMEOUT={CULL_IDLE_TIMEOUT}",
         f"CULL_INTERVAL={CULL_INTERVAL}",
     ]
-    with Server(args=args, log=server_log) as running:
+    with make_run(args=args, log=server_log) as running:
         yield running
 
 

@@ -18,21 +18,15 @@ import re
 
 import pytest
 
-from harness.chromium import CHROMIUM, CHROMIUM_ARGS
 from harness.pages import PAGE_STATE, page_settings, settled
-from harness.server import Server
+from tests.support.visits import SETTLE_S, charts_shown, readout, type_value
 from widgets.model import Model
 from widgets.settings import DEFAULTS
 
-pytestmark = pytest.mark.browser
 
-SETTLE_S = 30
-
-
-@pytest.fixture(scope="module")
-def url():
-    with Server() as server:
-        yield server.url
+@pytest.fixture
+def url(dashboard_url):
+    return dashboard_url
 
 
 @pytest.fixture
@@ -44,41 +38,7 @@ def model():
     return model
 
 
-def visit(scenario):
-    """Run `scenario(page)` in a browser process of its own; what went wrong comes back."""
-    from playwright.async_api import async_playwright
-
-    async def run():
-        async with async_playwright() as playwright:
-            browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-            try:
-                return await scenario(browser)
-            finally:
-                await browser.close()
-
-    return asyncio.run(run())
-
-
-def readout(page, name: str):
-    slider = page.locator(".widget-slider").filter(
-        has=page.locator("label", has_text=re.compile(f"^{re.escape(name)}$"))
-    )
-    return slider.locator(".widget-readout")
-
-
-async def type_value(page, name: str, value: str) -> None:
-    field = readout(page, name)
-    await field.fill(value, timeout=60_000)
-    await field.press("Enter")
-
-
-async def charts_shown(page) -> None:
-    await page.wait_for_function(
-        "() => document.querySelectorAll('.js-plotly-plot').length >= 6", timeout=120_000, polling=100
-    )
-
-
-def test_a_page_whose_charts_load_late_draws_the_run_moved_to_meanwhile(url, model):
+def test_a_page_whose_charts_load_late_draws_the_run_moved_to_meanwhile(url, model, visit):
     async def scenario(browser):
         page = await browser.new_page()
         errors = []
@@ -100,7 +60,7 @@ def test_a_page_whose_charts_load_late_draws_the_run_moved_to_meanwhile(url, mod
     assert visit(scenario) == []
 
 
-def test_a_page_in_the_background_draws_on_its_return(url, model):
+def test_a_page_in_the_background_draws_on_its_return(url, model, visit):
     async def scenario(browser):
         context = await browser.new_context()
         page = await context.new_page()
@@ -120,7 +80,7 @@ def test_a_page_in_the_background_draws_on_its_return(url, model):
     assert visit(scenario) == []
 
 
-def test_a_burst_of_moves_ends_on_the_last_run(url, model):
+def test_a_burst_of_moves_ends_on_the_last_run(url, model, visit):
     async def scenario(browser):
         page = await browser.new_page()
         await page.goto(url, timeout=120_000)
@@ -157,7 +117,7 @@ async def drop_and_reconnect(sockets: list) -> list[str]:
     return [] if len(sockets) > opened else ["the page never opened its websocket again"]
 
 
-def test_a_page_whose_websocket_drops_after_a_move_draws_that_move(url, model):
+def test_a_page_whose_websocket_drops_after_a_move_draws_that_move(url, model, visit):
     async def scenario(browser):
         page = await browser.new_page()
         errors = []  # e.g. anywidget's "Failed to initialize model": that chart takes no more messages
@@ -183,7 +143,7 @@ def test_a_page_whose_websocket_drops_after_a_move_draws_that_move(url, model):
     assert visit(scenario) == []
 
 
-def test_a_page_that_lost_the_kernels_answers_asks_again_when_it_reconnects(url, model):
+def test_a_page_that_lost_the_kernels_answers_asks_again_when_it_reconnects(url, model, visit):
     # Messages the kernel sends in the moment the socket goes down are lost: jupyter_server keeps
     # them for the page only once it has seen the socket close. Here every answer to a move is lost
     # on its way (the relay drops them; the socket stays up), then the network drops: the page that
@@ -216,7 +176,7 @@ def test_a_page_that_lost_the_kernels_answers_asks_again_when_it_reconnects(url,
     assert visit(scenario) == []
 
 
-def test_plotly_js_is_fetched_once_by_the_page_and_again_when_that_fails(url, model):
+def test_plotly_js_is_fetched_once_by_the_page_and_again_when_that_fails(url, model, visit):
     # The page's template starts loading Plotly.js once the page has loaded, before it connects to
     # its kernel; the charts wait for that copy, and load one of their own only when it failed.
     async def scenario(browser):

@@ -7,17 +7,14 @@ import time
 import urllib.parse
 
 import numpy as np
-import pytest
 
 import core
 from harness.pages import PAGE_STATE, differences, expected_charts
-from tests.test_dashboard import Dashboard, dashboard_url  # noqa: F401 (the served page, a fixture)
-from tests.test_lab import ROOT, lab, open_notebook
-from tests.test_own_data import BAD_FILES
+from tests.support.dashboard import Dashboard
+from tests.support.lab import ROOT, open_notebook
+from tests.support.own_data import BAD_FILES
 from widgets.model import Model
 from widgets.settings import DEFAULTS, Settings, sanitize
-
-pytestmark = pytest.mark.browser
 
 GOOD = "height,weight,name\n" + "".join(f"{1.5 + i / 100},{50 + 0.9 * i + i % 5},p{i}\n" for i in range(40))
 
@@ -45,7 +42,7 @@ def notice(page) -> str:
     return page.locator(".scanlab-control-notice").inner_text()
 
 
-def test_a_visitors_file_runs_and_a_bad_one_changes_nothing(browser, dashboard_url, tmp_path):  # noqa: F811
+def test_a_visitors_file_runs_and_a_bad_one_changes_nothing(browser, dashboard_url, tmp_path):
     dashboard = Dashboard(browser, dashboard_url)
     page = dashboard.page
     files = page.locator(".scanlab-upload input[type=file]")
@@ -91,7 +88,7 @@ def test_a_visitors_file_runs_and_a_bad_one_changes_nothing(browser, dashboard_u
     dashboard.close()
 
 
-def test_each_bad_file_is_said_in_the_page_and_the_data_stay(browser, dashboard_url, tmp_path):  # noqa: F811
+def test_each_bad_file_is_said_in_the_page_and_the_data_stay(browser, dashboard_url, tmp_path):
     """Every bad file of core's list, and a file past the row limit, chosen in the page one after the
     other: each gets its own sentence under the controls, and the charts keep the first file's run.
     A file with a byte-order mark and one with ";" and decimal commas are read."""
@@ -126,13 +123,13 @@ def test_each_bad_file_is_said_in_the_page_and_the_data_stay(browser, dashboard_
     dashboard.close()
 
 
-def test_a_file_chosen_in_the_notebook_runs_there_too(browser, tmp_path):
+def test_a_file_chosen_in_the_notebook_runs_there_too(browser, jupyter_lab, tmp_path):
     """app.ipynb in JupyterLab (the notebook use): the same file control takes a file, and the run
     follows it."""
     shutil.copy(ROOT / "app.ipynb", tmp_path / "app.ipynb")
     good = tmp_path / "mine.csv"
     good.write_text(GOOD)
-    with lab(tmp_path) as url:
+    with jupyter_lab(tmp_path) as url:
         context, page, errors = open_notebook(browser, url, "app.ipynb")
         page.wait_for_function(
             "() => jupyterapp.shell.currentWidget.sessionContext.session?.kernel?.status === 'idle'",

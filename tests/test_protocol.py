@@ -36,22 +36,17 @@ from __future__ import annotations
 import ast
 import asyncio
 import math
-import os
 import re
 import time
 
 import numpy as np
 import pytest
 
-from harness.chromium import CHROMIUM, CHROMIUM_ARGS
 from harness.protocol import CONTROLS, Session, pack
-from harness.server import Server
-from tests import served
+from tests.support.loop import Loop
 from widgets.controls import KIND_LABELS
 from widgets.model import MAP_BATCH_SIZES, MAP_LRS
 from widgets.settings import CHOICES, FLAGS, INTEGERS, RANGES, from_query, sanitize
-
-pytestmark = pytest.mark.browser
 
 ANSWER_S = 20.0  # a message the kernel has not answered by then counts as a hang
 
@@ -133,14 +128,14 @@ GOOD = {
 
 
 @pytest.fixture(scope="module")
-def server():
-    with Server() as server:
+def server(make_run):
+    with make_run() as server:
         yield server
 
 
 @pytest.fixture(scope="module")
 def loop():
-    loop = served.Loop()
+    loop = Loop()
     yield loop
     loop.close()
 
@@ -493,12 +488,11 @@ def test_copy_as_script_refuses_bad_values_and_quotes_the_link_safely(loop, sess
 # A real page while another connection fuzzes its kernel --------------------------------------------------
 
 
-def test_a_page_stays_live_while_its_kernel_is_fuzzed(server, loop):
+def test_a_page_stays_live_while_its_kernel_is_fuzzed(server, loop, chromium):
     from playwright.sync_api import sync_playwright
 
-    assert os.path.exists(CHROMIUM), "Chromium is missing: .ci/run installs it (apt-get install chromium)"
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = playwright.chromium.launch(**chromium)
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 900})
             errors = []

@@ -5,25 +5,21 @@ while each still runs app.ipynb (30 kernels on two cores: about 34 s early). ser
 "The dashboard is ready for N visitors at URL" once every preheated kernel waits for its visitor.
 """
 
-import re
 import time
 
-from harness.server import Server
-from tests.test_terminal import _dry_run
-
-READY = re.compile(r"The dashboard is ready for (\d+) visitors? at (\S+):")
+from tests.support.make import READY, dry_run
 
 
 def test_make_run_says_what_line_to_wait_for():
-    lines = _dry_run("run")
+    lines = dry_run("run")
     said = [line for line in lines if line.startswith("echo") and "is ready for N visitors" in line]
     voila = [i for i, line in enumerate(lines) if "-m voila app.ipynb" in line]
     assert said and voila and lines.index(said[0]) < voila[0]
 
 
-def test_the_ready_line_comes_when_every_preheated_kernel_waits(tmp_path):
+def test_the_ready_line_comes_when_every_preheated_kernel_waits(make_run, tmp_path):
     log = tmp_path / "voila.log"
-    with Server(args=["POOL_SIZE=2"], log=log) as server:
+    with make_run(args=["POOL_SIZE=2"], log=log) as server:
         deadline = time.monotonic() + 300
         while not (found := READY.search(server.log_text())):
             assert time.monotonic() < deadline, server.log_tail()

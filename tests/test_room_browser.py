@@ -10,11 +10,8 @@ import time
 import numpy as np
 import pytest
 
-from harness.server import Server
-from tests.test_dashboard import Dashboard, _expected_weights
+from tests.support.dashboard import Dashboard, expected_weights
 from widgets.settings import DEFAULTS, PRESETS, to_query
-
-pytestmark = pytest.mark.browser
 
 PHONE = {"is_mobile": True, "has_touch": True}
 VIEWS = {
@@ -23,12 +20,6 @@ VIEWS = {
     "phone": ("", (390, 844), PHONE),
 }
 KEPT = ["Download plot as a PNG", "Zoom", "Reset axes"]  # Plotly's titles of the buttons kept
-
-
-@pytest.fixture(scope="module")
-def dashboard_url():
-    with Server() as server:
-        yield server.url
 
 
 def _open(browser, url, view: str, query: str = "", **options) -> Dashboard:
@@ -160,11 +151,11 @@ def test_defaults_brings_every_control_back(browser, dashboard_url):
     page = _open(browser, dashboard_url, "desktop")
     diverging = PRESETS["diverging"][1]
     page.page.get_by_role("button", name="Diverging", exact=True).click()
-    expected = _expected_weights(diverging)
+    expected = expected_weights(diverging)
     page.wait_for_trajectory(lambda now: now.shape == expected.shape, "showed the Diverging preset")
     page.page.locator(".widget-button", has_text="Reset").click()
     page.page.locator(".widget-button", has_text="Defaults").click()
-    expected = _expected_weights(DEFAULTS)
+    expected = expected_weights(DEFAULTS)
     after = page.wait_for_trajectory(
         lambda now: now.shape == expected.shape and np.allclose(now, expected, rtol=1e-6),
         "showed the defaults",

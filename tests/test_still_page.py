@@ -7,12 +7,10 @@ import re
 import numpy as np
 import pytest
 
-from harness.server import Server
-from tests.test_accessibility import violations
-from tests.test_dashboard import _expected_weights, chart_context
+from tests.support.axe import violations
+from tests.support.dashboard import chart_context, expected_weights
 from widgets.settings import DEFAULTS
 
-pytestmark = pytest.mark.browser
 HELD = re.compile(r".*\.voila\.js(\?.*)?$")  # Voila's scripts
 
 # The boxes of the stills' charts, and of the live charts that have a width, in page order.
@@ -36,12 +34,6 @@ LIVE = """() => document.querySelector('.scanlab-still') === null &&
     [...document.querySelectorAll('.scanlab-chart')].filter((c) => c.clientWidth > 0)
       .every((c) => Number(c.dataset.draws || 0) > 0) &&
     document.querySelectorAll('.scanlab-chart[data-draws]').length >= 4"""
-
-
-@pytest.fixture(scope="module")
-def dashboard_url():
-    with Server() as server:
-        yield server.url
 
 
 @pytest.mark.parametrize(
@@ -116,7 +108,7 @@ def test_a_move_made_as_the_controls_come_is_drawn(browser, dashboard_url):
         handle.press("ArrowRight")  # at once: the charts may not have drawn yet
         n = round(float(handle.get_attribute("aria-valuenow")))
         assert n != DEFAULTS.N
-        want = _expected_weights(DEFAULTS._replace(N=n))
+        want = expected_weights(DEFAULTS._replace(N=n))
         page.wait_for_function(
             "(n) => { const g = scanlabChart('Trajectory'); return g && g.data[0].y.length === n; }",
             arg=len(want),

@@ -7,7 +7,6 @@ pool's preheated one, then a new one); no browser is needed to see what the serv
 """
 
 import re
-import subprocess
 import time
 import urllib.request
 from pathlib import Path
@@ -15,18 +14,12 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from harness.server import Server
 from serving.trust import trust
+from tests.support.make import dry_run
 
 ROOT = Path(__file__).resolve().parent.parent
 
 EXPECTED_WARNINGS = ("is not trusted", "without encryption")
-
-
-def _dry_run(*args: str) -> list[str]:
-    """The commands `make -n ARGS` would run, one per line."""
-    done = subprocess.run(["make", "-n", *args], cwd=ROOT, capture_output=True, text=True, check=True)
-    return done.stdout.splitlines()
 
 
 def _announced_before(lines: list[str], announcement: str, command: str) -> bool:
@@ -37,7 +30,7 @@ def _announced_before(lines: list[str], announcement: str, command: str) -> bool
 
 def test_a_first_make_run_says_what_it_installs_and_how_long(tmp_path):
     venv = tmp_path / "venv"  # not there: make run would create and fill it
-    lines = _dry_run("run", f"VENV={venv}")
+    lines = dry_run("run", f"VENV={venv}")
     assert _announced_before(lines, f"Creating {venv}", "-m venv")
     assert _announced_before(lines, "Installing the dashboard's packages", "install -r requirements.lock")
     assert any("takes a few minutes" in line for line in lines), lines
@@ -47,7 +40,7 @@ def test_a_first_make_run_says_what_it_installs_and_how_long(tmp_path):
 
 def test_the_test_tools_install_says_so_too(tmp_path):
     venv = tmp_path / "venv"
-    lines = _dry_run(f"{venv}/.installed-test", f"VENV={venv}")
+    lines = dry_run(f"{venv}/.installed-test", f"VENV={venv}")
     assert _announced_before(lines, "Installing the test tools", "install -r requirements-test.lock")
 
 
@@ -68,12 +61,12 @@ def _kernels_started(log: str) -> int:
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory):
+def served(make_run, tmp_path_factory):
     """make run visited twice and stopped with the preheated pool refilled (a kernel waiting for its
     visitor inside a cell, the state whose shutdown printed the ZMQError): its log before and after
     the stop."""
     log = tmp_path_factory.mktemp("terminal") / "server.log"
-    server = Server(log=log)
+    server = make_run(log=log)
     try:
         server.wait_ready()
         for _ in range(2):

@@ -1,6 +1,6 @@
 """An event loop for protocol sessions in synchronous tests (the server itself: harness.server.Server).
 
-    loop = served.Loop()
+    loop = Loop()
     session = loop.run(Session.open(server.url), timeout=240)
 
 `Loop` runs harness.protocol's coroutines from synchronous tests on one event loop, so a Session opened

@@ -1,0 +1,100 @@
+"""JupyterLab for the tests that open a notebook in it: `lab(root)` serves a folder (no token, the app
+on `window.jupyterapp`), `open_notebook` opens one in Chromium, `run_all` runs every cell and waits for
+the checker's reports; ACCUMULATED is a learner's function with one of the mistakes the checker names."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.server import free_port, stop_group, wait_until_answers
+
+ROOT = Path(__file__).resolve().parents[2]
+# Not resolved: a venv's python is a link to the base interpreter, whose folder has no jupyter.
+JUPYTER = (
+    ROOT / os.environ["LAB_VENV"] / "bin" if "LAB_VENV" in os.environ else Path(sys.executable).parent
+) / "jupyter"
+
+# A function with one of the mistakes the checker names (every gradient taken at the first weight):
+# its report has green rows and red ones.
+ACCUMULATED = """import jax
+import jax.numpy as jnp
+from jax import lax
+
+
+def scan_training_step(w, lr, x_batches, y_batches):
+    grads = jax.vmap(lambda x, y: 2 * jnp.sum((w * x - y) * x))(x_batches, y_batches)
+    return w - lr * jnp.sum(grads)
+"""
+
+
+@contextlib.contextmanager
+def lab(root: Path):
+    """JupyterLab serving `root`, with no token, its app on `window.jupyterapp` (the option JupyterLab's
+    own browser tests use), kernels importing this checkout's `core` and `widgets`."""
+    if not JUPYTER.exists():
+        pytest.fail(f"{JUPYTER} is missing: `make test` (or `make lab-env`) installs JupyterLab first")
+    port = free_port()
+    home = root / "home"
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "JUPYTER_CONFIG_DIR": str(home / "config"),
+        "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
+        "JUPYTERLAB_SETTINGS_DIR": str(home / "settings"),
+        "JUPYTERLAB_WORKSPACES_DIR": str(home / "workspaces"),
+        "JAX_PLATFORMS": "cpu",
+    }
+    process = subprocess.Popen(
+        [
+            str(JUPYTER),
+            "lab",
+            "--no-browser",
+            f"--port={port}",
+            "--ServerApp.ip=127.0.0.1",
+            f"--ServerApp.root_dir={root}",
+            "--IdentityProvider.token=",
+            "--ServerApp.password=",
+            "--LabApp.expose_app_in_browser=True",
+            "--allow-root",
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        wait_until_answers(url + "api", process, 120, "JupyterLab")
+        yield url
+    finally:
+        stop_group(process)
+
+
+def run_all(page, expected: dict) -> None:
+    """Run every cell of the open notebook and wait for its reports, `expected` as {summary: how many
+    reports start with it}, and for the kernel to be idle again."""
+    page.evaluate("() => jupyterapp.commands.execute('notebook:run-all-cells')")
+    for summary, count in expected.items():
+        page.locator(".jp-OutputArea-output", has_text=summary).nth(count - 1).wait_for(timeout=180_000)
+    page.wait_for_function(
+        "() => jupyterapp.shell.currentWidget.sessionContext.session?.kernel?.status === 'idle'",
+        timeout=120_000,
+    )
+
+
+def open_notebook(browser, url: str, name: str):
+    """(context, page, errors): the notebook `name` open in JupyterLab at `url` (`lab`), in a
+    1440 x 900 page of its own context, whose page errors are collected in `errors`."""
+    context = browser.new_context(viewport={"width": 1440, "height": 900})
+    page = context.new_page()
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(url + f"lab/tree/{name}", timeout=60_000)
+    page.wait_for_function("() => window.jupyterapp && jupyterapp.shell.currentWidget", timeout=90_000)
+    return context, page, errors
