@@ -20,14 +20,7 @@ from core.exercises import (
     check_training_step,
 )
 from core.linear import TRUE_PARAMS, LinearFit, linear_data, train_linear
-from core.optimizers import (
-    OPTIMIZERS,
-    SCHEDULES,
-    OptimizerHistory,
-    lr_schedule,
-    optimizer_histories,
-    optimizer_history,
-)
+from core.optimizers import OPTIMIZERS, SCHEDULES, lr_schedule
 from core.own_data import (
     EXAMPLE_TITLE,
     MAX_BYTES,
@@ -78,8 +71,11 @@ from core.training import (
     DIVERGENCE_RATIO,
     History,
     HistoryEngine,
+    OptimizerHistory,
     PaddedBatches,
     accumulated_gradient_step,
+    optimizer_histories,
+    optimizer_history,
     python_loop_training_step,
     scan_training_step,
     training_history,

@@ -182,3 +182,23 @@ def check_params(params, name: str = "params") -> dict:
     for key in PARAMS:
         check_scalar(f'{name}["{key}"]', params[key])
     return params
+
+
+def check_schedule(lr_schedule, n: int) -> np.ndarray:
+    """lr_schedule as a float64 array of shape (n,): real floating, finite."""
+    if isinstance(lr_schedule, (bool, np.bool_, str, bytes)) or np.ndim(lr_schedule) != 1:
+        shape = np.shape(lr_schedule) if not isinstance(lr_schedule, (str, bytes)) else "a string"
+        raise ValueError(f"lr_schedule must be a 1-D array of N = {n} learning rates, got {shape}")
+    values = np.asarray(lr_schedule)
+    if not np.issubdtype(values.dtype, np.floating):
+        raise TypeError(
+            f"lr_schedule must hold real floating-point learning rates, got dtype {values.dtype}; "
+            "convert it, e.g. lr_schedule.astype('float32')"
+        )
+    if values.shape != (n,):
+        raise ValueError(f"lr_schedule must have one learning rate per step, N = {n}, got {values.shape[0]}")
+    bad = ~np.isfinite(values)
+    if bad.any():
+        k = int(np.argmax(bad))
+        raise ValueError(f"lr_schedule must be finite, got {values[k]} at step {k}")
+    return values.astype(np.float64)

@@ -1,37 +1,22 @@
-"""The carry grows up: Optax's optimizer state and per-step learning rates inside the lesson's scan.
+"""The optimizers and learning-rate schedules the explorer offers, as Optax defines them.
 
-The scan's carry is the pair (w, opt_state). A constant learning rate is closed over by the step;
-a schedule is an array of N learning rates scanned with the batches, step k reading lr_schedule[k].
-Each step's loss and gradient are the engine's (`core.training`), so plain SGD with a constant lr
-gives `training_history`'s numbers bit for bit; the update is Optax's, applied through the same
-run-time select that keeps a compiler from fusing it into the addition.
+`make_optimizer` names Optax's optimizers (the carry grows up: (params, opt_state)); `lr_schedule`
+evaluates Optax's schedules into N per-step learning rates, which the engine (`core.engine`) scans
+with the batches, step k reading lr_schedule[k]. The runs themselves are `core.optimizer_history`
+and `core.pytree_history`'s.
 """
 
 from __future__ import annotations
 
-import functools
 import importlib.util
 import sys
-from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax import lax
 
-from core._checks import check_loss, check_momentum, check_scalar, reject_traced
+from core._checks import check_scalar, reject_traced
 from core.data import _positive_int
-from core.training import (
-    PaddedBatches,
-    _batch_loss_and_grad,
-    _batch_size,
-    _divergence_step,
-    _mean_of,
-    _prepare,
-    _rounded,
-    _w_star,
-    padded_start,
-)
 
 
 def _deferred(name: str):
@@ -98,197 +83,6 @@ SCHEDULES = ("constant", "step", "exponential", "cosine", "warmup")
 """`lr_schedule`'s names, each a shape over N steps that starts from (or rises to) lr."""
 
 
-class OptimizerHistory(NamedTuple):
-    """Per-step record of one run of N steps with an optimizer.
-
-    weights, losses, grads, diverged_at: as in `core.History` (weights (N+1,), losses and grads
-    (N,), in the carry dtype; grads are the raw gradients the optimizer was handed).
-    states: the optimizer's state after each step, Optax's own pytree with every leaf a NumPy
-        array whose leading axis is N (optax.sgd's holds no arrays; heavy ball's trace; Adam's
-        count, mu and nu).
-    """
-
-    weights: np.ndarray
-    losses: np.ndarray
-    grads: np.ndarray
-    diverged_at: int | None
-    states: Any
-
-
-@functools.partial(jax.jit, static_argnames="optimizer")
-def _optimizer_kernel(
-    w0, lr, lrs, scheduled, momentum, x_batches, y_batches, mean, n, b, w_star, *, optimizer
-):
-    """The scan over (x_batches, y_batches, lrs) with (w, opt_state) as its carry, on the first n
-    rows and b columns; every array in w0's dtype.
-
-    Only `optimizer` is static: lr, the schedule, whether it is used (`scheduled`), momentum, the
-    loss (`mean`), n and b are traced, so one compilation per optimizer serves every setting of
-    one array shape. Rows past n leave the carry (w and state) as it is, and columns past b count
-    as exact zeros (`_batch_loss_and_grad`), so padded batches give the unpadded numbers."""
-    weights_after, losses, grads, states = _optimizer_scan(
-        _batch_loss_and_grad, w0, lr, lrs, scheduled, momentum, x_batches, y_batches, mean, n, b, optimizer
-    )
-    diverged = _divergence_step(w0, weights_after, w_star, n)
-    return jnp.concatenate([w0[None], weights_after]), losses, grads, states, diverged
-
-
-def _optimizer_scan(
-    loss_and_grad, params0, lr, lrs, scheduled, momentum, x_batches, y_batches, mean, n, b, optimizer
-):
-    """The optimizer's scan for any parameter pytree (a scalar w; the dict {"w", "b"}), traced
-    inside a caller's jit. loss_and_grad(params, x, y, b) is one batch's sum loss and its
-    gradient, a pytree like params. Returns the params after each step, the losses, the grads
-    and the states, each with a leading axis of x_batches' rows (rows past n repeat the last)."""
-    state0 = make_optimizer(optimizer, lr, momentum).init(params0)
-
-    def step(carry, inputs):
-        params, state = carry
-        i, x, y, lr_k = inputs
-        # A constant lr is closed over; a schedule's lr arrives with this step's batch.
-        rate = jnp.where(scheduled, lr_k, lr)
-        loss, grad = loss_and_grad(params, x, y, b)
-        loss = jnp.where(mean, _mean_of(loss, b), loss)
-        grad = jax.tree.map(lambda g: jnp.where(mean, _mean_of(g, b), g), grad)
-        updates, new_state = make_optimizer(optimizer, rate, momentum).update(grad, state, params)
-        # optax.apply_updates, each addition unfusable: see _rounded.
-        new_params = jax.tree.map(lambda p, u: p + _rounded(u, b > 0), params, updates)
-        live = i < n
-        kept = jax.tree.map(
-            lambda new, old: jnp.where(live, new, old), (new_params, new_state), (params, state)
-        )
-        return kept, (kept[0], loss, grad, kept[1])
-
-    rows = lax.iota(jnp.int32, x_batches.shape[0])
-    _, outputs = lax.scan(step, (params0, state0), (rows, x_batches, y_batches, lrs))
-    return outputs
-
-
-def _history(outputs, n: int) -> OptimizerHistory:
-    """The kernel's outputs as an OptimizerHistory of NumPy arrays, cut to the first n steps."""
-    weights, losses, grads, states, diverged = outputs
-    k = int(diverged)
-    return OptimizerHistory(
-        np.asarray(weights)[: n + 1].copy(),
-        np.asarray(losses)[:n].copy(),
-        np.asarray(grads)[:n].copy(),
-        None if k < 0 else k,
-        jax.tree.map(lambda leaf: np.asarray(leaf)[:n].copy(), states),
-    )
-
-
-def _check_schedule(lr_schedule, n: int) -> np.ndarray:
-    """lr_schedule as a float64 array of shape (n,): real floating, finite."""
-    if isinstance(lr_schedule, (bool, np.bool_, str, bytes)) or np.ndim(lr_schedule) != 1:
-        shape = np.shape(lr_schedule) if not isinstance(lr_schedule, (str, bytes)) else "a string"
-        raise ValueError(f"lr_schedule must be a 1-D array of N = {n} learning rates, got {shape}")
-    values = np.asarray(lr_schedule)
-    if not np.issubdtype(values.dtype, np.floating):
-        raise TypeError(
-            f"lr_schedule must hold real floating-point learning rates, got dtype {values.dtype}; "
-            "convert it, e.g. lr_schedule.astype('float32')"
-        )
-    if values.shape != (n,):
-        raise ValueError(f"lr_schedule must have one learning rate per step, N = {n}, got {values.shape[0]}")
-    bad = ~np.isfinite(values)
-    if bad.any():
-        k = int(np.argmax(bad))
-        raise ValueError(f"lr_schedule must be finite, got {values[k]} at step {k}")
-    return values.astype(np.float64)
-
-
-def optimizer_history(
-    w, lr, x_batches, y_batches, *, optimizer="sgd", momentum=MOMENTUM, loss="sum", lr_schedule=None
-) -> OptimizerHistory:
-    """Run the lesson's scan with an Optax optimizer and keep every step, its state included.
-
-    Args:
-      w, lr, x_batches, y_batches: as for `core.training_history` (same checks, same carry dtype).
-      optimizer: one of OPTIMIZERS.
-      momentum: in [0, 1), the heavy-ball (and Nesterov) decay; checked always, used by those two.
-      loss: "sum" or "mean", which divides each batch's loss and gradient by B.
-      lr_schedule: None (lr at every step, closed over), or N real floating, finite learning rates
-        that replace lr: step k uses lr_schedule[k] (see `lr_schedule`).
-
-    Returns:
-      An `OptimizerHistory` of NumPy arrays. With optimizer="sgd" and no schedule its weights,
-      losses, grads and diverged_at are `training_history`'s bit for bit. Divergence is data, not
-      an error.
-
-    Raises:
-      TypeError or ValueError naming the argument, for everything `training_history` refuses and
-      for an unknown optimizer, a momentum outside [0, 1), and a schedule of the wrong shape,
-      dtype or with a non-finite value.
-    """
-    check_loss(loss)
-    check_optimizer(optimizer)
-    reject_traced("optimizer_history", w, lr, momentum, x_batches, y_batches, lr_schedule)
-    momentum = check_momentum(momentum)
-    w, lr, x, y = _prepare(w, lr, x_batches, y_batches)
-    n = x.shape[0]
-    scheduled = lr_schedule is not None
-    lrs = _check_schedule(lr_schedule, n) if scheduled else np.zeros(n)
-    b = _batch_size(x)
-    outputs = _optimizer_kernel(
-        w,
-        lr,
-        jnp.asarray(lrs, w.dtype),
-        jnp.bool_(scheduled),
-        jnp.asarray(momentum, w.dtype),
-        x,
-        y,
-        jnp.bool_(loss == "mean"),
-        np.int32(n),
-        b,
-        _w_star(x, y, np.int32(n), np.int32(x.shape[1])),
-        optimizer=optimizer,
-    )
-    return _history(outputs, n)
-
-
-def optimizer_histories(
-    w, lr, batches: PaddedBatches, *, optimizer="sgd", momentum=MOMENTUM, lr_schedule=None
-) -> dict:
-    """`optimizer_history` of both losses on padded batches: the explorer's, behind its controls.
-
-    Args:
-      w, lr: as for `HistoryEngine.run` (the carry dtype follows w, else the batches).
-      batches: `HistoryEngine.pad` or `.corner`: the first batches.n steps of batches.b examples.
-      optimizer, momentum: as for `optimizer_history`.
-      lr_schedule: None, or batches.n learning rates (as for `optimizer_history`).
-
-    Returns:
-      {"sum": OptimizerHistory, "mean": OptimizerHistory}, each what `optimizer_history` gives on
-      the unpadded (n, b) batches: the same weights and diverged_at bit for bit, the recorded grads
-      and states the same within float32 rounding (a compiler may round a recorded output in a
-      fusion of its own). One compilation per optimizer serves every n, b, w, lr, momentum and
-      schedule that fit the padded arrays. With "sgd" and no schedule the weights, losses, grads
-      and diverged_at are `HistoryEngine.histories`' bit for bit.
-    """
-    check_optimizer(optimizer)
-    w, lr, x, y, n, b, w_star = padded_start("optimizer_histories", w, lr, batches, momentum, lr_schedule)
-    momentum = check_momentum(momentum)
-    dtype = x.dtype
-    scheduled = lr_schedule is not None
-    lrs = np.zeros(x.shape[0])
-    if scheduled:
-        lrs[: batches.n] = _check_schedule(lr_schedule, batches.n)
-    common = (
-        w,
-        lr,
-        jnp.asarray(lrs, dtype),
-        jnp.bool_(scheduled),
-        jnp.asarray(momentum, dtype),
-        x,
-        y,
-    )
-    outputs = {
-        loss: _optimizer_kernel(*common, jnp.bool_(loss == "mean"), n, b, w_star, optimizer=optimizer)
-        for loss in ("sum", "mean")
-    }
-    return {loss: _history(out, batches.n) for loss, out in outputs.items()}
-
-
 _COUNTS = 2048  # the explorer's largest N
 
 
@@ -349,8 +143,5 @@ __all__ = [
     "OPTIMIZERS",
     "make_optimizer",
     "SCHEDULES",
-    "OptimizerHistory",
     "lr_schedule",
-    "optimizer_histories",
-    "optimizer_history",
 ]

@@ -15,7 +15,7 @@ import numpy as np
 from jax import lax
 
 from core._checks import LOSSES, PARAMS, check_fits, check_params
-from core.pytree import _ALIKE
+from core.engine import ALIKE, DIVERGENCE_RATIO
 from core.stability import (
     MAP_RTOL,
     MomentumMap,
@@ -32,7 +32,6 @@ from core.theory import (
     moments,
     optimum,
 )
-from core.training import DIVERGENCE_RATIO
 
 
 def _pytree_batch_loss(params, sums, count, scale):
@@ -137,11 +136,11 @@ def _pytree_start(params0, dtype) -> np.ndarray:
 
 def _pytree_optimum(x, y) -> tuple:
     """(Moments, (w*, b*) float64 with NaN where undefined, and the divergence reference's (w*, b*):
-    NaN also where `pytree_history` calls it undefined, var(x) within its _ALIKE of mean(x**2))."""
+    NaN also where `pytree_history` calls it undefined, var(x) within its ALIKE of mean(x**2))."""
     data = moments(x, y)
     star = np.array(optimum(data, intercept=True))
     centred = _centred(data, "optimum")
-    alike = not centred.var_x > _ALIKE * (centred.var_x + centred.mean_x**2)
+    alike = not centred.var_x > ALIKE * (centred.var_x + centred.mean_x**2)
     return data, star, np.full(2, np.nan) if alike else star
 
 

@@ -13,17 +13,18 @@ which a learner would write), "pytree" (the same loop with the carry a pytree of
 
 from __future__ import annotations
 
-from core import contours, lesson, linear, optimizers, pytree, stability, strategies, theory, timing, training
+from core import contours, engine, lesson, linear, model, optimizers, stability, strategies, theory, timing
 
 _LESSON = (lesson.lesson_history, lesson.train_step, lesson.batch_loss)
-_ENGINE = (training._history_kernel, training._step, training._batch_loss_and_grad, training._update)
+# One engine for both models: its kernel, and the loss and gradient it takes over the params pytree.
+_ENGINE = (engine._histories_kernel, model.batch_loss_and_grads, model.example_loss)
 
 SHOWN = {
     # The explorer's charts: the main ones all come from one run of the engine's kernel.
     "trajectory": (("lesson", _LESSON), ("engine", _ENGINE)),
     "loss": (("lesson", _LESSON), ("engine", _ENGINE)),
     "landscape": (("lesson", (*_LESSON, theory.average_loss)), ("engine", _ENGINE)),
-    "sum_vs_mean": (("lesson", _LESSON), ("engine", (*_ENGINE, training._mean_of))),
+    "sum_vs_mean": (("lesson", _LESSON), ("engine", (*_ENGINE, model.mean_of))),
     "divergence": (("theory", (theory.step_factors, theory.critical_lrs, theory._critical)),),
     "stability": (
         ("lesson", (lesson.final_weights, *_LESSON)),
@@ -42,7 +43,7 @@ SHOWN = {
     # The w, b model's contour chart: the same loop with the params pytree as the carry.
     "plane": (
         ("pytree", (lesson.pytree_lesson_history, lesson.pytree_train_step, lesson.pytree_batch_loss)),
-        ("engine", (pytree._histories_kernel, pytree._batch_loss_and_grads, pytree._example_loss)),
+        ("engine", _ENGINE),
         ("theory", (contours.loss_contours, contours.nearest_minimum)),
     ),
     # The under-the-hood panels.

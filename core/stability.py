@@ -32,13 +32,14 @@ import numpy as np
 from jax import lax
 
 from core._checks import LOSSES, check_fits, check_scalar, is_traced
+from core.engine import DIVERGENCE_RATIO
 from core.theory import (
     _critical_with_momenta,
     critical_lrs,
     moments,
     optimum,
 )
-from core.training import DIVERGENCE_RATIO, check_padded
+from core.training import check_padded
 
 
 class StabilityMap(NamedTuple):
@@ -91,7 +92,7 @@ def _run(w0, lr, momentum, scale, sxx, sxy, n, reference, limit):
     def step(carry, row):
         w, trace, diverged = carry
         i, sxx_k, sxy_k = row
-        # Not `core.training._step` on purpose: the same step through the batch's two sums, O(1).
+        # Not the engine's step on purpose: the same step through the batch's two sums, O(1).
         grad = _batch_grad(w.astype(wide), sxx_k, sxy_k, scale)
         new_trace = grad + momentum * trace
         new_w = (w.astype(wide) - lr * new_trace).astype(dtype)
@@ -121,7 +122,7 @@ _momentum_losses = jax.vmap(_momentum_grid, in_axes=(None, None, None, 0, None, 
 def _sums(x, y, columns, w0, n):
     """The rows' prefix sums Sxx, Sxy at `columns` ((K,) or a scalar: (rows, K) or (rows,)) in x's
     dtype; w*_B over the first n rows and the divergence limit, exactly as
-    `training._divergence_step`; and the two losses' scales ((2, K) or (2,): sum 1, mean B)."""
+    `core.engine.divergence_step`; and the two losses' scales ((2, K) or (2,): sum 1, mean B)."""
     wide = x.dtype
     sxx = jnp.take(jnp.cumsum(x * x, axis=1), columns, axis=1)  # Sxx_k(B)
     sxy = jnp.take(jnp.cumsum(x * y, axis=1), columns, axis=1)

@@ -1,42 +1,41 @@
-"""The lesson's training loop written with `jax.lax.scan`, its per-step history, and the contrasts
-the lesson teaches (gradients accumulated at a fixed weight; a plain Python loop).
+"""The lesson's model, y = w*x, trained: the scan of the exercise, its per-step history, the same
+run with an Optax optimizer and a schedule, and the contrasts the lesson teaches (gradients
+accumulated at a fixed weight; a plain Python loop).
 
-Every path takes one step function (`_step`): the lesson's step (`core.lesson.train_step`) made
-padding-proof. Its loss and gradient are per-example values from
-`jax.vmap(jax.value_and_grad(...))`, added by a pairwise tree whose order does not depend on zero
-padding. The padded engine behind the explorer and `training_history` are one compiled kernel at two
-shapes, and return the same numbers bit for bit (tested on hundreds of random settings, diverging
-runs included). `scan_training_step` and `python_loop_training_step` run the same step arithmetic in
-other programs: they agree with the history bit for bit in every stable run tested, but a compiler
-may still fuse a multiply and an add differently in a different program, and a diverging run
-amplifies that last bit (measured: 2 of 24 diverging cases at B = 17, relative 1e-5).
+Every run here is `core.engine`'s one program with the params {"w": w}: `training_history` and
+`HistoryEngine` (plain SGD, behind the explorer's sliders) and `optimizer_history(ies)` read its
+records as the lesson's w. The exercise's functions (`scan_training_step`,
+`python_loop_training_step`, `accumulated_gradient_step`) are small programs of their own over the
+same step arithmetic (`core.model`); they agree with the history bit for bit in every stable run
+tested, but a compiler may still fuse a multiply and an add differently in a different program, and
+a diverging run amplifies that last bit (measured: 2 of 24 diverging cases at B = 17, relative 1e-5).
 """
 
 from __future__ import annotations
 
-import functools
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from core import engine
 from core._checks import (
     SUPPORTED_FLOATS,
     carry_dtype,
     check_batches,
     check_fits,
     check_loss,
+    check_momentum,
     check_scalar,
+    check_schedule,
     data_dtype,
     reject_traced,
 )
-
-DIVERGENCE_RATIO = 1e6
-"""A run has diverged at the first step whose weight is non-finite, or whose distance from the
-least-squares optimum w* exceeds DIVERGENCE_RATIO * max(1, |w0 - w*|): the error grew a
-million-fold. When w* is undefined (every x is zero) the distance is taken from w0."""
+from core.engine import DIVERGENCE_RATIO  # noqa: F401  (where it has always been importable)
+from core.model import batch_loss_and_grads, pairwise_sum, rounded
+from core.optimizers import MOMENTUM, check_optimizer
 
 
 class History(NamedTuple):
@@ -55,16 +54,30 @@ class History(NamedTuple):
     diverged_at: int | None
 
 
+class OptimizerHistory(NamedTuple):
+    """Per-step record of one run of N steps with an optimizer.
+
+    weights, losses, grads, diverged_at: as in `History` (weights (N+1,), losses and grads (N,), in
+    the carry dtype; grads are the raw gradients the optimizer was handed).
+    states: the optimizer's state after each step, Optax's own pytree with every leaf a NumPy
+        array whose leading axis is N (optax.sgd's holds no arrays; heavy ball's trace; Adam's
+        count, mu and nu).
+    """
+
+    weights: np.ndarray
+    losses: np.ndarray
+    grads: np.ndarray
+    diverged_at: int | None
+    states: Any
+
+
 class PaddedBatches(NamedTuple):
-    """Batches laid into the engine's fixed (max_steps, max_batch) arrays, zero beyond (n, b), with
-    the least-squares w* of the (n, b) data, which places the divergence limit (None: computed per
-    run)."""
+    """Batches laid into the engine's fixed (max_steps, max_batch) arrays, zero beyond (n, b)."""
 
     x: jax.Array
     y: jax.Array
     n: int
     b: int
-    w_star: jax.Array | None = None
 
 
 def check_padded(batches) -> None:
@@ -80,84 +93,23 @@ def check_padded(batches) -> None:
         raise ValueError(f"batches has n={batches.n}, b={batches.b} outside its ({rows}, {columns}) arrays")
 
 
-def _rounded(value, keep):
-    """`value` where `keep` holds, else 0: a select that also rounds `value` on its own.
-
-    A compiler may fuse a product and the addition or subtraction that consumes it into one
-    multiply-add, which rounds once instead of twice, and XLA decides that per fused loop (even per
-    loop remainder), so the same arithmetic can give different last bits in differently shaped
-    programs. Nothing fuses across a select whose condition is only known at run time, so every
-    product in a step passes through one before it is added: that is what makes padding drop out of
-    the engine's results. (LLVM can still hoist a loop-invariant condition out of a loop and drop
-    the select in one copy of it, which is why other programs can differ in the last bit.)
-    """
-    return jnp.where(keep, value, jnp.zeros((), value.dtype))
-
-
-def _example_loss(w, x, y, keep):
-    """The lesson's loss for one example, (w*x - y)**2; 0 where keep is False."""
-    error = _rounded(w * x, keep) - y
-    return _rounded(error * error, keep)
-
-
-# Per-example loss and gradient: w is shared (in_axes None), each example is mapped.
-_example_value_and_grad = jax.vmap(jax.value_and_grad(_example_loss), in_axes=(None, 0, 0, 0))
-
-
-def _pad_to_power_of_two(values):
-    """Zero-pad the last axis to a power of two (a no-op when it is one)."""
-    length = values.shape[-1]
-    width = 1 << max(length - 1, 0).bit_length()
-    if width == length:
-        return values
-    return jnp.pad(values, [(0, 0)] * (values.ndim - 1) + [(0, width - length)])
-
-
-def _pairwise_sum(values):
-    """Sum over the last axis as a tree: zero-pad it to a power of two, then add the two halves,
-    level by level.
-
-    Zeros appended to the axis drop out exactly (v + 0 is v), so the same data padded with zeros to
-    any longer power of two gives the same bits, which a library reduction does not promise.
-    """
-    values = _pad_to_power_of_two(values)
-    while values.shape[-1] > 1:
-        half = values.shape[-1] // 2
-        values = values[..., :half] + values[..., half:]
-    return values[..., 0]
-
-
 def _batch_loss_and_grad(w, x, y, b):
-    """Sum loss of the first b examples of one batch, and its gradient 2 * sum((w*x - y) * x).
-
-    b is a traced int32: examples past it count as exact zeros whatever they hold, and it keeps the
-    selects of `_rounded` from being folded away at compile time.
-    """
-    valid = lax.iota(jnp.int32, x.shape[-1]) < b
-    losses, grads = _example_value_and_grad(w, x, y, valid)
-    # Past b the gradient is 0 * x, which is NaN where x is: select it away too.
-    return _pairwise_sum(losses), _pairwise_sum(_rounded(grads, valid))
+    """The sum loss of the first b examples of one batch and its gradient 2 * sum((w*x - y) * x):
+    `core.model.batch_loss_and_grads` of the params {"w": w}."""
+    loss, grads = batch_loss_and_grads({"w": w}, x, y, b)
+    return loss, grads["w"]
 
 
 def _update(w, lr, grad, keep):
-    """One gradient-descent step, new_w = w - lr * grad (keep: a run-time True; see `_rounded`)."""
-    return w - _rounded(lr * grad, keep)
+    """One gradient-descent step, new_w = w - lr * grad (keep: a run-time True; see `rounded`)."""
+    return w - rounded(lr * grad, keep)
 
 
-def _mean_of(total, b):
-    """total / b, divided in at least float32 so that B is exact (bfloat16 holds 257 as 256)."""
-    wide = _wide(total.dtype)
-    return (total.astype(wide) / b.astype(wide)).astype(total.dtype)
-
-
-def _step(w, lr, x, y, b, mean=False):
-    """The engine's training step, the only one every path here takes: `core.lesson.train_step` on
-    the first b examples of a batch, padding-proof (see `_rounded`). Returns (new w, the batch's
-    loss at w, its gradient), divided by b for the mean loss (`mean`, a Python bool)."""
-    loss, grad = _batch_loss_and_grad(w, x, y, b)
-    if mean:
-        loss, grad = _mean_of(loss, b), _mean_of(grad, b)
-    return _update(w, lr, grad, b > 0), loss, grad
+def _step(w, lr, x, y, b):
+    """The exercise's training step: `core.lesson.train_step` on the first b examples of a batch,
+    padding-proof (see `core.model.rounded`). Returns the new w."""
+    _, grad = _batch_loss_and_grad(w, x, y, b)
+    return _update(w, lr, grad, b > 0)
 
 
 def _prepare(w, lr, x_batches, y_batches):
@@ -176,24 +128,11 @@ def _prepare(w, lr, x_batches, y_batches):
     )
 
 
-class PaddedStart(NamedTuple):
-    """What a run on padded batches starts from, checked and in the carry dtype: w and lr NumPy
-    0-d arrays, x and y (max_steps, max_batch) arrays, n and b int32, w_star the (n, b) data's
-    least-squares weight (0-d)."""
-
-    w: np.ndarray
-    lr: np.ndarray
-    x: jax.Array
-    y: jax.Array
-    n: np.int32
-    b: np.int32
-    w_star: jax.Array
-
-
-def padded_start(function: str, w, lr, batches, *concrete) -> PaddedStart:
+def padded_start(function: str, w, lr, batches, *concrete):
     """The checks every entry point on padded batches opens with, then its inputs cast to the
-    carry dtype (w's own floating dtype, else the batches'). `function` names the caller in the
-    error for a traced argument; `concrete` are its other arguments that must not be traced.
+    carry dtype (w's own floating dtype, else the batches'): w and lr as NumPy 0-d arrays, x and y
+    the (max_steps, max_batch) arrays, n and b int32. `function` names the caller in the error
+    for a traced argument; `concrete` are its other arguments that must not be traced.
 
     Raises TypeError or ValueError naming the argument: w or lr not a real scalar, or overflowing
     the carry dtype; any argument traced; batches not a PaddedBatches.
@@ -206,15 +145,12 @@ def padded_start(function: str, w, lr, batches, *concrete) -> PaddedStart:
     check_fits("w", w, dtype)
     check_fits("lr", lr, dtype)
     x, y = (a if a.dtype == dtype else a.astype(dtype) for a in (batches.x, batches.y))
-    n, b = np.int32(batches.n), np.int32(batches.b)
-    w_star = batches.w_star
-    if w_star is None or x is not batches.x:  # not made by pad(), or another carry dtype
-        w_star = _w_star(x, y, n, b)
-    return PaddedStart(np.asarray(w, dtype=dtype), np.asarray(lr, dtype=dtype), x, y, n, b, w_star)
+    w, lr = np.asarray(w, dtype=dtype), np.asarray(lr, dtype=dtype)
+    return w, lr, x, y, np.int32(batches.n), np.int32(batches.b)
 
 
 def _batch_size(x):
-    """B as a value the compiler cannot see, even inside a caller's jit: see `_rounded`."""
+    """B as a value the compiler cannot see, even inside a caller's jit: see `rounded`."""
     return lax.optimization_barrier(jnp.int32(x.shape[1]))
 
 
@@ -222,7 +158,7 @@ def _batch_size(x):
 def _scan_final(w, lr, x_batches, y_batches, b):
     def step(w, batch):
         x, y = batch
-        return _step(w, lr, x, y, b)[0], None
+        return _step(w, lr, x, y, b), None
 
     final_w, _ = lax.scan(step, w, (x_batches, y_batches))
     return final_w
@@ -257,112 +193,40 @@ def scan_training_step(w, lr, x_batches, y_batches):
     return _scan_final(w, lr, x, y, _batch_size(x))
 
 
-def _wide(dtype):
-    # Sums of x*x over N*B examples overflow float16, so they are taken in at least float32.
-    return dtype if jnp.finfo(dtype).bits >= 32 else jnp.dtype(jnp.float32)
+def _as_history(run: engine.PytreeHistory) -> History:
+    """The engine's run of {"w": w} read as the lesson's w."""
+    return History(run.params["w"], run.losses, run.grads["w"], run.diverged_at)
 
 
-def _batch_moments(x, y, b):
-    """sum(x*y) and sum(x*x) over the first b examples, in at least float32."""
-    wide = _wide(x.dtype)
-    valid = lax.iota(jnp.int32, x.shape[-1]) < b
-    x, y = x.astype(wide), y.astype(wide)
-    return _pairwise_sum(_rounded(x * y, valid)), _pairwise_sum(_rounded(x * x, valid))
-
-
-@jax.jit
-def _w_star(x_batches, y_batches, n, b):
-    """The least-squares w* = sum(x*y) / sum(x*x) over the first n rows and b columns, in at least
-    float32: per-row pairwise sums, then a pairwise sum over the rows (zero padding drops out)."""
-    rows = lax.iota(jnp.int32, x_batches.shape[0]) < n
-    sums_xy, sums_xx = jax.vmap(_batch_moments, in_axes=(0, 0, None))(x_batches, y_batches, b)
-    sums_xy, sums_xx = (_rounded(sums, rows) for sums in (sums_xy, sums_xx))
-    return _pairwise_sum(sums_xy) / _pairwise_sum(sums_xx)
-
-
-def _divergence_step(w0, weights_after, w_star, n):
-    """First k < n with weights_after[k] past the DIVERGENCE_RATIO limit, else -1."""
-    wide = w_star.dtype
-    w0, weights_after = w0.astype(wide), weights_after.astype(wide)
-    reference = jnp.where(jnp.isfinite(w_star), w_star, w0)
-    limit = DIVERGENCE_RATIO * jnp.maximum(1.0, jnp.abs(w0 - reference))
-    bad = ~jnp.isfinite(weights_after) | (jnp.abs(weights_after - reference) > limit)
-    bad = bad & (lax.iota(jnp.int32, weights_after.shape[0]) < n)
-    return jnp.where(jnp.any(bad), jnp.argmax(bad), -1).astype(jnp.int32)
-
-
-_CHUNK = 32  # steps per inner lax.scan in _history_kernel
-
-
-@jax.jit
-def _history_kernel(w0, lr, x_batches, y_batches, n, b, w_star):
-    """The scan with per-step outputs for both losses at once, on the first n rows and b columns.
-
-    Column 0 of every output is the sum loss, column 1 the mean loss: the two carries share each
-    step's reads of the batch and the loop's overhead, which is most of a step's cost. n and b are
-    traced, so one compilation serves every (n, b) that fits the arrays' shape. Rows past n leave
-    the carry unchanged and columns past b count as zeros, whatever they hold. The work follows
-    (n, b), not the arrays' shape: the steps run as a `lax.scan` over chunks of _CHUNK rows inside a
-    while loop that stops after row n, and a step reads only the first power-of-two columns that
-    cover b (one branch per width, all compiled together). w_star (`_w_star` of the same data)
-    places the divergence limit.
-    """
-    dtype = w0.dtype
-    zeros = jnp.zeros(2, dtype)
-    widths = [1 << k for k in range(_pad_to_power_of_two(x_batches[0]).shape[-1].bit_length())]
-    # Branch 0 skips a step past n; branch 1 + j runs it at widths[j], the narrowest width >= b.
-    width_index = jnp.sum((jnp.asarray(widths, dtype=jnp.int32) < b).astype(jnp.int32))
-
-    def skip(w, x, y):
-        return w, zeros, zeros
-
-    def step_at(width):
-        def step(w, x, y):
-            x, y = x[:width], y[:width]
-            steps = [_step(w[0], lr, x, y, b), _step(w[1], lr, x, y, b, mean=True)]
-            return tuple(jnp.stack(outputs) for outputs in zip(*steps, strict=True))  # new w, loss, grad
-
-        return step
-
-    branches = [skip] + [step_at(width) for width in widths]
-
-    def step(w, inputs):
-        i, x, y = inputs
-        new_w, *outputs = lax.switch(jnp.where(i < n, 1 + width_index, 0), branches, w, x, y)
-        return new_w, (new_w, *outputs)
-
-    rows = -(-x_batches.shape[0] // _CHUNK) * _CHUNK
-    x_batches, y_batches = (jnp.pad(a, ((0, rows - a.shape[0]), (0, 0))) for a in (x_batches, y_batches))
-
-    def chunk(state):
-        start, w, records = state
-        xs, ys = (lax.dynamic_slice_in_dim(a, start, _CHUNK) for a in (x_batches, y_batches))
-        w, outputs = lax.scan(step, w, (start + lax.iota(jnp.int32, _CHUNK), xs, ys))
-        records = tuple(
-            lax.dynamic_update_slice_in_dim(r, o, start, 0) for r, o in zip(records, outputs, strict=True)
-        )
-        return start + _CHUNK, w, records
-
-    records = tuple(jnp.zeros((rows, 2), dtype) for _ in range(3))
-    w = jnp.stack([w0, w0])
-    _, _, (weights_after, losses, grads) = lax.while_loop(
-        lambda state: state[0] < n, chunk, (jnp.int32(0), w, records)
+def _as_optimizer_history(run: engine.PytreeHistory) -> OptimizerHistory:
+    """The engine's run of {"w": w} read as the lesson's w, Optax's state too: each of its
+    params-like dicts {"w": leaf} is that leaf, as Optax keeps it for a scalar w."""
+    states = jax.tree.map(
+        lambda node: node["w"] if isinstance(node, dict) else node,
+        run.states,
+        is_leaf=lambda node: isinstance(node, dict),
     )
-    weights = jnp.concatenate([w[None], weights_after])
-    diverged = jnp.stack([_divergence_step(w0, weights_after[:, j], w_star, n) for j in range(2)])
-    return weights, losses, grads, diverged
+    return OptimizerHistory(run.params["w"], run.losses, run.grads["w"], run.diverged_at, states)
 
 
-def _histories_from(outputs, n: int) -> dict:
-    """{"sum": History, "mean": History} from the kernel's outputs."""
-    weights, losses, grads, diverged = (np.asarray(a) for a in outputs)
-    histories = {}
-    for j, loss in enumerate(("sum", "mean")):
-        k = int(diverged[j])
-        histories[loss] = History(
-            weights[: n + 1, j].copy(), losses[:n, j].copy(), grads[:n, j].copy(), None if k < 0 else k
-        )
-    return histories
+def _unpadded_runs(w, lr, x_batches, y_batches, *, optimizer="sgd", momentum=MOMENTUM, lr_schedule=None):
+    """The engine's runs of both losses on unpadded, checked (N, B) batches: the padded engine's
+    program at this shape. Returns {"sum", "mean"} PytreeHistory."""
+    w, lr, x, y = _prepare(w, lr, x_batches, y_batches)
+    n = x.shape[0]
+    lrs = None if lr_schedule is None else np.asarray(check_schedule(lr_schedule, n), w.dtype)
+    params = {"w": np.asarray(w)}
+    return engine.start(
+        params,
+        np.asarray(lr),
+        x,
+        y,
+        np.int32(n),
+        _batch_size(x),
+        optimizer=optimizer,
+        momentum=np.asarray(momentum, w.dtype),
+        lrs=lrs,
+    )()
 
 
 def training_history(w, lr, x_batches, y_batches, *, loss="sum") -> History:
@@ -384,9 +248,70 @@ def training_history(w, lr, x_batches, y_batches, *, loss="sum") -> History:
     """
     check_loss(loss)
     reject_traced("training_history", w, lr, x_batches, y_batches)
-    w, lr, x, y = _prepare(w, lr, x_batches, y_batches)
-    n, b = np.int32(x.shape[0]), np.int32(x.shape[1])
-    return _histories_from(_history_kernel(w, lr, x, y, n, b, _w_star(x, y, n, b)), int(n))[loss]
+    return _as_history(_unpadded_runs(w, lr, x_batches, y_batches)[loss])
+
+
+def optimizer_history(
+    w, lr, x_batches, y_batches, *, optimizer="sgd", momentum=MOMENTUM, loss="sum", lr_schedule=None
+) -> OptimizerHistory:
+    """Run the lesson's scan with an Optax optimizer and keep every step, its state included.
+
+    Args:
+      w, lr, x_batches, y_batches: as for `training_history` (same checks, same carry dtype).
+      optimizer: one of OPTIMIZERS.
+      momentum: in [0, 1), the heavy-ball (and Nesterov) decay; checked always, used by those two.
+      loss: "sum" or "mean", which divides each batch's loss and gradient by B.
+      lr_schedule: None (lr at every step, closed over), or N real floating, finite learning rates
+        that replace lr: step k uses lr_schedule[k] (see `lr_schedule`).
+
+    Returns:
+      An `OptimizerHistory` of NumPy arrays. With optimizer="sgd" and no schedule its weights,
+      losses, grads and diverged_at are `training_history`'s bit for bit. Divergence is data, not
+      an error.
+
+    Raises:
+      TypeError or ValueError naming the argument, for everything `training_history` refuses and
+      for an unknown optimizer, a momentum outside [0, 1), and a schedule of the wrong shape,
+      dtype or with a non-finite value.
+    """
+    check_loss(loss)
+    check_optimizer(optimizer)
+    reject_traced("optimizer_history", w, lr, momentum, x_batches, y_batches, lr_schedule)
+    momentum = check_momentum(momentum)
+    runs = _unpadded_runs(
+        w, lr, x_batches, y_batches, optimizer=optimizer, momentum=momentum, lr_schedule=lr_schedule
+    )
+    return _as_optimizer_history(runs[loss])
+
+
+def optimizer_histories(
+    w, lr, batches: PaddedBatches, *, optimizer="sgd", momentum=MOMENTUM, lr_schedule=None
+) -> dict:
+    """`optimizer_history` of both losses on padded batches: the explorer's, behind its controls.
+
+    Args:
+      w, lr: as for `HistoryEngine.run` (the carry dtype follows w, else the batches).
+      batches: `HistoryEngine.pad` or `.corner`: the first batches.n steps of batches.b examples.
+      optimizer, momentum: as for `optimizer_history`.
+      lr_schedule: None, or batches.n learning rates (as for `optimizer_history`).
+
+    Returns:
+      {"sum": OptimizerHistory, "mean": OptimizerHistory}, each what `optimizer_history` gives on
+      the unpadded (n, b) batches, bit for bit. One compilation per optimizer serves every n, b,
+      w, lr, momentum and schedule that fit the padded arrays. With "sgd" and no schedule the
+      weights, losses, grads and diverged_at are `HistoryEngine.histories`' bit for bit.
+    """
+    check_optimizer(optimizer)
+    w, lr, x, y, n, b = padded_start("optimizer_histories", w, lr, batches, momentum, lr_schedule)
+    momentum = check_momentum(momentum)
+    lrs = None
+    if lr_schedule is not None:
+        lrs = np.zeros(x.shape[0], x.dtype)
+        lrs[: batches.n] = check_schedule(lr_schedule, batches.n)
+    runs = engine.start(
+        {"w": w}, lr, x, y, n, b, optimizer=optimizer, momentum=np.asarray(momentum, x.dtype), lrs=lrs
+    )()
+    return {loss: _as_optimizer_history(run) for loss, run in runs.items()}
 
 
 class HistoryEngine:
@@ -427,24 +352,19 @@ class HistoryEngine:
             full = np.zeros((self.max_steps, self.max_batch), dtype=dtype)
             full[:n, :b] = np.asarray(array)
             padded.append(jax.device_put(full))
-        return PaddedBatches(padded[0], padded[1], n, b, _w_star(*padded, np.int32(n), np.int32(b)))
+        return PaddedBatches(padded[0], padded[1], n, b)
 
     def corner(self, batches: PaddedBatches, n, b) -> PaddedBatches:
         """The first n rows and b columns of `batches` as batches of their own, without copying:
         the engine ignores rows past n and columns past b, so this is `pad(x[:n, :b], y[:n, :b])`
-        for every result, at the cost of one w* (a slider on N or B pads nothing)."""
+        for every result (a slider on N or B pads nothing)."""
         check_padded(batches)
         for name, value, limit in (("n", n, batches.n), ("b", b, batches.b)):
             if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
                 raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
             if not 1 <= value <= limit:
                 raise ValueError(f"{name} must lie in 1..{limit} (batches.{name}), got {value}")
-        n, b = np.int32(n), np.int32(b)
-        w_star = _w_star(batches.x, batches.y, n, b)
-        # Ready before it returns: a scan dispatched on a pending w* overlaps less with the caller's
-        # host work (measured on the explorer's B moves).
-        w_star.block_until_ready()
-        return PaddedBatches(batches.x, batches.y, int(n), int(b), w_star)
+        return PaddedBatches(batches.x, batches.y, int(n), int(b))
 
     def run(self, w, lr, batches: PaddedBatches, *, loss="sum") -> History:
         """The history of the first `batches.n` steps; see `training_history`."""
@@ -463,8 +383,9 @@ class HistoryEngine:
         host work done before calling the result runs while the scan does, instead of after it
         (the host waits only where it reads a value). Arguments are checked here.
         """
-        outputs = _history_kernel(*padded_start("HistoryEngine.run", w, lr, batches))
-        return functools.partial(_histories_from, outputs, batches.n)
+        w, lr, x, y, n, b = padded_start("HistoryEngine.run", w, lr, batches)
+        collect = engine.start({"w": w}, lr, x, y, n, b, momentum=np.zeros((), x.dtype))
+        return lambda: {loss: _as_history(run) for loss, run in collect().items()}
 
     def history(self, w, lr, x_batches, y_batches, *, loss="sum") -> History:
         """`training_history` through the engine: pad, then run."""
@@ -480,7 +401,7 @@ class HistoryEngine:
 def _accumulated_step(w, lr, x_batches, y_batches, b):
     # The exercise's mistake, on purpose not `_step`: every gradient at the same w, one update.
     _, grads = jax.vmap(_batch_loss_and_grad, in_axes=(None, 0, 0, None))(w, x_batches, y_batches, b)
-    return _update(w, lr, _pairwise_sum(grads), b > 0)
+    return _update(w, lr, pairwise_sum(grads), b > 0)
 
 
 def accumulated_gradient_step(w, lr, x_batches, y_batches):
@@ -495,7 +416,7 @@ def accumulated_gradient_step(w, lr, x_batches, y_batches):
 
 @jax.jit
 def _one_step(w, lr, x, y, b):
-    return _step(w, lr, x, y, b)[0]
+    return _step(w, lr, x, y, b)
 
 
 def python_loop_training_step(w, lr, x_batches, y_batches):

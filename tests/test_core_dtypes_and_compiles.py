@@ -185,7 +185,6 @@ def test_engine_corner_is_the_padded_slice_bit_for_bit():
         n, b = int(rng.integers(1, 301)), int(rng.integers(1, 257))
         corner, padded = engine.corner(full, n, b), engine.pad(x[:n, :b], y[:n, :b])
         assert (corner.n, corner.b) == (n, b) and corner.x is full.x
-        np.testing.assert_array_equal(np.asarray(corner.w_star), np.asarray(padded.w_star))
         lr = float(rng.uniform(0.2, 1.8)) * core.critical_lr(x[:n, :b])  # some runs diverge
         w = float(rng.normal())
         both = engine.histories(w, lr, corner)

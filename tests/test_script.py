@@ -181,7 +181,7 @@ def test_code_view_sends_the_source_only_when_opened():
 
 
 LESSON = ["lesson_history", "train_step", "batch_loss"]
-ENGINE = ["_history_kernel", "_step", "_batch_loss_and_grad", "_update"]
+ENGINE = ["_histories_kernel", "batch_loss_and_grads", "example_loss"]
 
 
 @pytest.mark.parametrize(

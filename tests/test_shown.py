@@ -27,7 +27,7 @@ def test_shown_gives_each_function_once_in_order():
     functions = shown("sum_vs_mean")
     assert len(functions) == len(set(functions))
     assert functions[0] is core.lesson.lesson_history
-    assert functions[-1] is inspect.unwrap(core.training._mean_of) or functions[-1] is core.training._mean_of
+    assert functions[-1] is core.model.mean_of
 
 
 def test_an_unknown_name_is_refused_by_name():
