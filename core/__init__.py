@@ -34,11 +34,12 @@ from core.own_data import (
     parse_csv,
 )
 from core.pytree import PytreeHistory, pytree_histories, pytree_history
-from core.pytree_maps import pytree_momentum_map, pytree_stability_map
 from core.stability import (
     MomentumMap,
     StabilityMap,
     momentum_map,
+    pytree_momentum_map,
+    pytree_stability_map,
     stability_map,
 )
 from core.strategies import (

@@ -202,3 +202,12 @@ def check_schedule(lr_schedule, n: int) -> np.ndarray:
         k = int(np.argmax(bad))
         raise ValueError(f"lr_schedule must be finite, got {values[k]} at step {k}")
     return values.astype(np.float64)
+
+
+def check_positive_int(name: str, value) -> int:
+    """A whole number >= 1 (not a bool), as an int; errors name the argument."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {type(value).__name__} {value!r}"[:200])
+    if value < 1:
+        raise ValueError(f"{name} must be at least 1, got {value}")
+    return int(value)

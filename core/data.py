@@ -8,15 +8,9 @@ from typing import NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
+from core._checks import check_positive_int
+
 KINDS = ("gaussian", "ones")
-
-
-def _positive_int(name: str, value) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer, got {type(value).__name__} {value!r}"[:200])
-    if value < 1:
-        raise ValueError(f"{name} must be at least 1, got {value}")
-    return int(value)
 
 
 def _finite(name: str, value, minimum=None) -> float:
@@ -56,8 +50,8 @@ def draw_batches(n, b, *, seed, kind="gaussian", with_eps=True) -> Draws:
     `make_batches` at the smaller size exactly. `with_eps=False` leaves the noise out (eps None),
     for data of noise 0 only: half of a gaussian draw's time, and all of a "ones" draw's.
     """
-    n = _positive_int("n", n)
-    b = _positive_int("b", b)
+    n = check_positive_int("n", n)
+    b = check_positive_int("b", b)
     if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, numbers.Integral) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}"[:200])
     if kind not in KINDS:
@@ -74,8 +68,8 @@ def batches_from_draws(
     """(x_batches, y_batches) of shape (n, b) from the top-left corner of `draws`; see `make_batches`.
 
     x_mean and true_b are applied here, not drawn: moving either needs no new draw."""
-    n = _positive_int("n", n)
-    b = _positive_int("b", b)
+    n = check_positive_int("n", n)
+    b = check_positive_int("b", b)
     if n > draws.x.shape[0] or b > draws.x.shape[1]:
         raise ValueError(f"(n, b) = ({n}, {b}) is larger than the draws, {draws.x.shape}")
     if true_w is None:

@@ -15,8 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from core._checks import check_scalar, reject_traced
-from core.data import _positive_int
+from core._checks import check_positive_int, check_scalar, reject_traced
 
 
 def _deferred(name: str):
@@ -130,7 +129,7 @@ def lr_schedule(schedule, lr, n) -> np.ndarray:
         raise ValueError(f"schedule must be one of {', '.join(map(repr, SCHEDULES))}, got {schedule!r}"[:200])
     check_scalar("lr", lr)
     reject_traced("lr_schedule", lr)
-    lr, n = float(lr), _positive_int("n", n)
+    lr, n = float(lr), check_positive_int("n", n)
     function = schedule_function(schedule, lr, n)
     # Evaluated on at least _COUNTS steps, a fixed length, so that a new N compiles nothing.
     counts = jnp.arange(max(_COUNTS, 1 << (n - 1).bit_length()), dtype=jnp.int32)

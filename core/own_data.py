@@ -20,8 +20,7 @@ from typing import NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
-from core._checks import _as_array, _describe_dtype_problem
-from core.data import _positive_int
+from core._checks import _as_array, _describe_dtype_problem, check_positive_int
 
 MAX_BYTES = 5_000_000
 """The largest file `parse_csv` reads: 5 MB."""
@@ -379,7 +378,7 @@ def choose_columns(table: Table, x_column=None, y_column=None) -> Table:
 
 def max_steps(rows, b) -> int:
     """The most batches of b rows that `rows` rows give without using a row twice: rows // b."""
-    return _positive_int("rows", rows) // _positive_int("b", b)
+    return check_positive_int("rows", rows) // check_positive_int("b", b)
 
 
 def _rows_array(name: str, value) -> np.ndarray:
@@ -420,7 +419,7 @@ def batches_from_rows(x, y, n, b, *, seed, replace=False, standardize=False, dty
     x, y = _rows_array("x", x), _rows_array("y", y)
     if x.shape != y.shape:
         raise ValueError(f"x and y must have one length, one value per row; got {x.size} and {y.size}")
-    n, b = _positive_int("n", n), _positive_int("b", b)
+    n, b = check_positive_int("n", n), check_positive_int("b", b)
     if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, numbers.Integral) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}"[:200])
     try:

@@ -30,7 +30,7 @@ from core._checks import (
 )
 from core.engine import PytreeHistory
 from core.optimizers import MOMENTUM, check_optimizer
-from core.training import PaddedBatches, _batch_size, check_padded
+from core.training import PaddedBatches, check_padded, unseen_batch_size
 
 
 def _start(function: str, params, lr, momentum, lr_schedule, x, y):
@@ -95,7 +95,9 @@ def pytree_history(
     lrs = _schedule(lr_schedule, int(n), int(n), dtype)
     momentum = np.asarray(momentum, dtype)
     # The padded engine's program at this shape: both losses run, one kept (as training_history).
-    runs = engine.start(params, lr, x, y, n, _batch_size(x), optimizer=optimizer, momentum=momentum, lrs=lrs)
+    runs = engine.start(
+        params, lr, x, y, n, unseen_batch_size(x), optimizer=optimizer, momentum=momentum, lrs=lrs
+    )
     return runs()[loss]
 
 

@@ -1,20 +1,19 @@
 """The first-crossing searches the theory's critical learning rates share, in float64 NumPy.
 
-`_bisect` narrows a boundary between two rates to float64 resolution; `_first_crossing` finds, for
+`bisect` narrows a boundary between two rates to float64 resolution; `first_crossing` finds, for
 many searches at once, the smallest rate at which a product of step matrices grows (its spectral
 radius reaches 1), by geometric then finer grids. Both know nothing of the model: the caller gives
-the predicate or the log of the spectral radius (`core.theory` for y = w*x, `core.theory_intercept`
-for y = w*x + b).
+the predicate or the log of the spectral radius (`core.theory`, for y = w*x and y = w*x + b).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-_GRID = 512  # learning rates tried at first in the search for the first crossing with momentum
+GRID = 512  # learning rates tried at first in the search for the first crossing with momentum
 
 
-def _bisect(predicate, lo, hi):
+def bisect(predicate, lo, hi):
     """The boundary between lo (predicate False) and hi (predicate True), to float64 resolution."""
     while True:
         mid = 0.5 * (lo + hi)
@@ -26,13 +25,13 @@ def _bisect(predicate, lo, hi):
             lo = mid
 
 
-def _first_crossing(
-    log_radius, low: np.ndarray, high: np.ndarray, rtol: float = 0.0, points: int = _GRID, grow: float = 2.0
+def first_crossing(
+    log_radius, low: np.ndarray, high: np.ndarray, rtol: float = 0.0, points: int = GRID, grow: float = 2.0
 ) -> np.ndarray:
     """M searches at once for the smallest rate at which a product of step matrices grows.
 
     log_radius(rows, rates) is the log of the spectral radius for searches `rows` (K,) at `rates`
-    (K, G). Search i starts on a geometric grid of `points` rates (default _GRID) over
+    (K, G). Search i starts on a geometric grid of `points` rates (default GRID) over
     [low[i], high[i]], then over [high, grow * high] (default: doubling) until a rate grows, then
     narrows the first bracket by finer grids to float64 resolution (or to a relative `rtol`).
     Returns (M,) rates, float64."""

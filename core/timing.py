@@ -35,7 +35,7 @@ import jax
 import numpy as np
 from jax import lax
 
-from core.data import _positive_int as _count  # a whole number >= 1, named in its error
+from core._checks import check_positive_int as _count  # a whole number >= 1, named in its error
 from core.data import make_batches
 from core.lesson import train_step
 

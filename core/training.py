@@ -149,7 +149,7 @@ def padded_start(function: str, w, lr, batches, *concrete):
     return w, lr, x, y, np.int32(batches.n), np.int32(batches.b)
 
 
-def _batch_size(x):
+def unseen_batch_size(x):
     """B as a value the compiler cannot see, even inside a caller's jit: see `rounded`."""
     return lax.optimization_barrier(jnp.int32(x.shape[1]))
 
@@ -190,7 +190,7 @@ def scan_training_step(w, lr, x_batches, y_batches):
       `lr` is refused only when the value is concrete (not traced).
     """
     w, lr, x, y = _prepare(w, lr, x_batches, y_batches)
-    return _scan_final(w, lr, x, y, _batch_size(x))
+    return _scan_final(w, lr, x, y, unseen_batch_size(x))
 
 
 def _as_history(run: engine.PytreeHistory) -> History:
@@ -222,7 +222,7 @@ def _unpadded_runs(w, lr, x_batches, y_batches, *, optimizer="sgd", momentum=MOM
         x,
         y,
         np.int32(n),
-        _batch_size(x),
+        unseen_batch_size(x),
         optimizer=optimizer,
         momentum=np.asarray(momentum, w.dtype),
         lrs=lrs,
@@ -411,7 +411,7 @@ def accumulated_gradient_step(w, lr, x_batches, y_batches):
     Same arguments, checks and carry dtype as `scan_training_step`; returns a 0-d jax array.
     """
     w, lr, x, y = _prepare(w, lr, x_batches, y_batches)
-    return _accumulated_step(w, lr, x, y, _batch_size(x))
+    return _accumulated_step(w, lr, x, y, unseen_batch_size(x))
 
 
 @jax.jit
@@ -428,7 +428,7 @@ def python_loop_training_step(w, lr, x_batches, y_batches):
     reject_traced("python_loop_training_step", w, lr, x_batches, y_batches)
     w, lr, x, y = _prepare(w, lr, x_batches, y_batches)
     # Rows as NumPy views: indexing a jax array with each Python int would compile a slice per index.
-    x_rows, y_rows, b = np.asarray(x), np.asarray(y), _batch_size(x)
+    x_rows, y_rows, b = np.asarray(x), np.asarray(y), unseen_batch_size(x)
     for x_row, y_row in zip(x_rows, y_rows, strict=True):
         w = _one_step(w, lr, x_row, y_row, b)
     return w

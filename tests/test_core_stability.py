@@ -274,8 +274,7 @@ def test_traced_arguments_are_refused(traced):
 # The model with an intercept: pytree_stability_map -------------------------------------------
 
 from core.pytree import pytree_history  # noqa: E402
-from core.pytree_maps import pytree_stability_map  # noqa: E402
-from core.stability import MAP_RTOL  # noqa: E402
+from core.stability import MAP_RTOL, pytree_stability_map  # noqa: E402
 
 
 def intercept_case(seed, engine):
@@ -427,8 +426,7 @@ def test_pytree_map_refuses_traced_params():
 
 # The model with an intercept under heavy-ball momentum: pytree_momentum_map -------------------
 
-from core.pytree_maps import pytree_momentum_map  # noqa: E402
-from core.stability import MomentumMap  # noqa: E402
+from core.stability import MomentumMap, pytree_momentum_map  # noqa: E402
 
 MOMENTA = np.array([0.0, 0.5, 0.9])
 

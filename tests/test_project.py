@@ -134,15 +134,25 @@ def _plant(tmp_path: Path, relative: str, text: str) -> Path:
     return tmp_path
 
 
-def test_make_check_runs_everything_but_the_browser_tests():
-    result = subprocess.run(
-        ["make", "-n", "--no-print-directory", "check", "VENV=.venv-dry"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert '.venv-dry/bin/python -m pytest -m "not browser"' in result.stdout
+def test_make_quick_check_and_test_run_what_their_marks_say():
+    # The marks come from the fixtures (tests/conftest.py): quick leaves out every outside process
+    # and the slow modules, check only the outside processes, test nothing, in parallel.
+    def dry_run(target):
+        result = subprocess.run(
+            ["make", "-n", "--no-print-directory", target, "VENV=.venv-dry"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return result.stdout
+
+    outside = "not browser and not served and not lab"
+    assert f'.venv-dry/bin/python -m pytest -m "{outside} and not slow" -n ' in dry_run("quick")
+    assert f'.venv-dry/bin/python -m pytest -m "{outside}" -n ' in dry_run("check")
+    ran = [line for line in dry_run("test").splitlines() if "-m pytest" in line]
+    assert len(ran) == 1 and " -m " not in ran[0].split("pytest", 1)[1], ran
+    assert "-n " in ran[0] and "--dist loadscope" in ran[0] and "--durations=30" in ran[0], ran
 
 
 def test_core_imports_only_jax_numpy_optax_and_the_standard_library():
@@ -177,6 +187,61 @@ def test_the_layers_are_checked_inside_subpackages(tmp_path):
         "widgets/hood/panel.py imports serving",
         "serving/sub/part.py imports harness",
     ]
+
+
+def _core_drawing(root: Path) -> list[str]:
+    """What breaks the house's drawing of core/: each import circle among its modules (imports under
+    TYPE_CHECKING count too), and each private name one module imports from another (but from
+    core._checks, whose checks every entry point shares)."""
+    files = {
+        ".".join(path.relative_to(root).with_suffix("").parts).removesuffix(".__init__"): path
+        for path in sorted((root / "core").rglob("*.py"))
+    }
+    edges, problems = {}, []
+    for module, path in files.items():
+        edges[module] = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                edges[module] |= {alias.name for alias in node.names if alias.name in files}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                for alias in node.names:
+                    submodule = f"{node.module}.{alias.name}"
+                    if submodule in files:  # from core import engine
+                        edges[module].add(submodule)
+                    elif node.module in files:
+                        edges[module].add(node.module)
+                        if alias.name.startswith("_") and node.module not in ("core._checks", module):
+                            problems.append(f"{module} takes {node.module}.{alias.name}")
+    seen, path = set(), []
+
+    def visit(module):
+        if module in path:
+            problems.append("import circle: " + " -> ".join(path[path.index(module) :] + [module]))
+            return
+        if module in seen:
+            return
+        seen.add(module)
+        path.append(module)
+        for target in sorted(edges[module] - {module}):
+            visit(target)
+        path.pop()
+
+    for module in sorted(edges):
+        visit(module)
+    return problems
+
+
+def test_core_has_no_import_circle_and_takes_no_private_name_across_modules():
+    assert _core_drawing(ROOT) == []
+
+
+def test_the_drawing_check_finds_a_circle_and_a_private_name(tmp_path):
+    root = _plant(tmp_path, "core/a.py", "from core.b import _helper\n")
+    typed = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from core import a\n"
+    _plant(tmp_path, "core/b.py", typed)
+    _plant(tmp_path, "core/c.py", "from core._checks import _as_array\n")
+    _plant(tmp_path, "core/_checks.py", "")
+    assert _core_drawing(root) == ["core.a takes core.b._helper", "import circle: core.a -> core.b -> core.a"]
 
 
 def test_app_notebook_is_committed_without_outputs_and_keeps_code_short():
