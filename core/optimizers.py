@@ -63,10 +63,10 @@ def make_optimizer(optimizer: str, lr, momentum=MOMENTUM) -> optax.GradientTrans
     if optimizer in MOMENTUM_OPTIMIZERS:
         return optax.sgd(lr, momentum=momentum, nesterov=optimizer == "nesterov")
     check_optimizer(optimizer)
-    return _with_standard_promotion(optax.adam(lr))
+    return with_standard_promotion(optax.adam(lr))
 
 
-def _with_standard_promotion(opt: optax.GradientTransformation) -> optax.GradientTransformation:
+def with_standard_promotion(opt: optax.GradientTransformation) -> optax.GradientTransformation:
     """`opt` whose update runs under JAX's standard dtype promotion: Adam's bias correction
     computes b1 ** count, a Python float to an int32 power, which jax_numpy_dtype_promotion="strict"
     (on in the tests) refuses. The result is cast back to each parameter's dtype by Optax."""

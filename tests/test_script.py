@@ -125,6 +125,7 @@ def test_the_script_needs_only_jax_and_numpy_and_pastes_the_data_generator():
     script = training_script(DEFAULTS._replace(schedule="cosine"))
     assert "import optax\n" in script and "Needs only jax, numpy and optax" in script
     assert inspect.getsource(optimizers.schedule_function) in script
+    assert inspect.getsource(optimizers.make_optimizer) in script  # the explorer's optimizers, not a copy
 
 
 @pytest.mark.parametrize(

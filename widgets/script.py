@@ -2,9 +2,10 @@
 
 The script needs only jax and numpy, and optax when the explorer overlays another optimizer or
 schedule. Its data come from the same generator as the explorer's (`core.data._row_normals`,
-pasted in from its source so the two cannot drift; so is `core.optimizers.schedule_function`), and
-its loop is the lesson's scan, written out again on purpose: a script that imports nothing of ours
-runs anywhere. It prints the final weight of each loss the explorer shows, and of the overlaid run
+pasted in from its source so the two cannot drift; so are `core.optimizers.schedule_function` and
+`make_optimizer`), and its loop is the lesson's scan over the params dict ({"w": w}, or {"w": w,
+"b": b}), written out again on purpose: a script that imports nothing of ours runs anywhere. It
+prints the final params of each loss the explorer shows, and of the overlaid run
 (tests/test_script.py runs it).
 
 Under data of rows (the example data set, or a visitor's CSV file) there is no generator: the
@@ -63,43 +64,21 @@ def make_batches():
 {train}'''
 )
 
-# The lesson's carry, the weight w.
-_W_TRAIN = '''
-@jax.jit
-def train(w, lr, x_batches, y_batches, scale):
-    """The weight after every step; scale is 1 for the sum loss and 1/B for the mean loss."""
-
-    def step(w, batch):
-        x, y = batch
-        grad = scale * 2 * jnp.sum((w * x - y) * x)  # the gradient of scale * sum((w*x - y)**2)
-        new_w = w - lr * grad
-        return new_w, new_w
-
-    _, weights = lax.scan(step, w, (x_batches, y_batches))
-    return weights
-
-
-x_batches, y_batches = make_batches()
-for loss in LOSSES:
-    scale = np.float32(1.0 if loss == "sum" else 1.0 / B)
-    weights = train(np.float32(W0), np.float32(LR), x_batches, y_batches, scale)
-    print(f"{loss} loss: final w = {float(weights[-1]):.9g}")
-'''
-
-# The w, b model's: the carry is the params pytree, updated leaf by leaf with jax.tree.map.
+# The carry is the params pytree, {"w": w} for the lesson's model and {"w": w, "b": b} for the model
+# with an intercept: one loop for both, every leaf updated with jax.tree.map.
 _PYTREE_SETTINGS = """B0 = {b0!r}  # initial intercept: the carry is params = {{"w": W0, "b": B0}}
 TRUE_B = {true_b!r}  # the data follow y = TRUE_W * x + TRUE_B + NOISE * eps
 X_MEAN = {x_mean!r}  # x is centred here: far from 0, w and b pull on each other
 """
-_PYTREE_TRAIN = '''
+_TRAIN = '''
 def loss_fn(params, x, y, scale):
-    """scale * sum((w*x + b - y)**2) for params {"w": w, "b": b}."""
-    return scale * jnp.sum((params["w"] * x + params["b"] - y) ** 2)
+    """The lesson's loss of the batch, sum((prediction - y)**2), times scale: 1 (sum) or 1/B (mean)."""
+    return scale * jnp.sum(({prediction} - y) ** 2)
 
 
 @jax.jit
 def train(params, lr, x_batches, y_batches, scale):
-    """The params after every step, each leaf (N,); scale is 1 for the sum loss, 1/B for the mean."""
+    """The params after every step, each leaf (N,)."""
 
     def step(params, batch):
         x, y = batch
@@ -111,15 +90,21 @@ def train(params, lr, x_batches, y_batches, scale):
     return history
 
 
+def finals(history):
+    """Each param's final value, in PARAMS' order: "w = 1.5" or "w = 1.5, b = 0.25"."""
+    return ", ".join(f"{{name}} = {{float(history[name][-1]):.9g}}" for name in PARAMS)
+
+
 x_batches, y_batches = make_batches()
-PARAMS = {"w": np.float32(W0), "b": np.float32(B0)}
+PARAMS = {params}
 for loss in LOSSES:
     scale = np.float32(1.0 if loss == "sum" else 1.0 / B)
     history = train(PARAMS, np.float32(LR), x_batches, y_batches, scale)
-    print(f"{loss} loss: final w = {float(history['w'][-1]):.9g}, b = {float(history['b'][-1]):.9g}")
+    print(f"{{loss}} loss: final {{finals(history)}}")
 '''
 
-# The overlaid run, when the explorer shows one: the same loop with the carry grown up.
+# The overlaid run, when the explorer shows one: the same loop with the carry grown up, the
+# optimizer core's own make_optimizer (pasted from its source, as the schedules are).
 _OPTAX = '''
 
 # The run drawn dotted over plain SGD: an Optax optimizer, the learning rate per step from a schedule
@@ -128,59 +113,33 @@ MOMENTUM = {momentum!r}  # the momentum of "momentum" and "nesterov"
 SCHEDULE = {schedule!r}  # how lr changes over the N steps
 EXPONENTIAL_DECAY = {exponential_decay!r}
 SCHEDULES = {schedules!r}
+OPTIMIZERS = {optimizers!r}
+MOMENTUM_OPTIMIZERS = {momentum_optimizers!r}
 
 
 {schedule_function}
 
-def optimizer(lr):
-    """Optax's OPTIMIZER at learning rate lr."""
-    if OPTIMIZER == "adam":
-        return optax.adam(lr)
-    return optax.sgd(lr, momentum=None if OPTIMIZER == "sgd" else MOMENTUM, nesterov=OPTIMIZER == "nesterov")
+{check_optimizer}
 
+{make_optimizer}
 
-{train_optax}'''
+{with_standard_promotion}
 
-_W_OPTAX = '''
-@jax.jit
-def train_optax(w, lrs, x_batches, y_batches, scale):
-    """The weight after every step; the carry is (w, the optimizer's state), and step k's learning
-    rate lrs[k] is scanned with its batch."""
-
-    def step(carry, inputs):
-        w, state = carry
-        x, y, lr = inputs
-        grad = scale * 2 * jnp.sum((w * x - y) * x)
-        updates, state = optimizer(lr).update(grad, state, w)
-        new_w = optax.apply_updates(w, updates)
-        return (new_w, state), new_w
-
-    _, weights = lax.scan(step, (w, optimizer(LR).init(w)), (x_batches, y_batches, lrs))
-    return weights
-
-
-lrs = np.asarray(jax.vmap(schedule_function(SCHEDULE, LR, N))(jnp.arange(N)), dtype=np.float32)
-for loss in LOSSES:
-    scale = np.float32(1.0 if loss == "sum" else 1.0 / B)
-    weights = train_optax(np.float32(W0), lrs, x_batches, y_batches, scale)
-    print(f"{run} ({{loss}} loss): final w = {{float(weights[-1]):.9g}}")
-'''
-
-_PYTREE_OPTAX = '''
 @jax.jit
 def train_optax(params, lrs, x_batches, y_batches, scale):
-    """The params after every step; the carry is (params, the optimizer's state, a dict like them
-    for momentum's trace), and step k's learning rate lrs[k] is scanned with its batch."""
+    """The params after every step; the carry is (params, the optimizer's state), and step k's
+    learning rate lrs[k] is scanned with its batch."""
 
     def step(carry, inputs):
         params, state = carry
         x, y, lr = inputs
         grads = jax.grad(loss_fn)(params, x, y, scale)
-        updates, state = optimizer(lr).update(grads, state, params)
+        updates, state = make_optimizer(OPTIMIZER, lr, MOMENTUM).update(grads, state, params)
         new_params = optax.apply_updates(params, updates)
         return (new_params, state), new_params
 
-    _, history = lax.scan(step, (params, optimizer(LR).init(params)), (x_batches, y_batches, lrs))
+    state = make_optimizer(OPTIMIZER, LR, MOMENTUM).init(params)
+    _, history = lax.scan(step, (params, state), (x_batches, y_batches, lrs))
     return history
 
 
@@ -188,8 +147,7 @@ lrs = np.asarray(jax.vmap(schedule_function(SCHEDULE, LR, N))(jnp.arange(N)), dt
 for loss in LOSSES:
     scale = np.float32(1.0 if loss == "sum" else 1.0 / B)
     history = train_optax(PARAMS, lrs, x_batches, y_batches, scale)
-    w, b = float(history["w"][-1]), float(history["b"][-1])
-    print(f"{run} ({{loss}} loss): final w = {{w:.9g}}, b = {{b:.9g}}")
+    print(f"{run} ({{loss}} loss): final {{finals(history)}}")
 '''
 
 # Data of rows (the example data set, or the visitor's own CSV file): no generator, the rows
@@ -290,7 +248,10 @@ def training_script(settings: Settings, link: str = "", *, table: core.Table | N
         "optax_import": "import optax\n" if grown else "",
         "filename": FILENAME,
         "losses": losses,
-        "train": _PYTREE_TRAIN if both else _W_TRAIN,
+        "train": _TRAIN.format(
+            prediction='params["w"] * x + params["b"]' if both else 'params["w"] * x',
+            params='{"w": np.float32(W0), "b": np.float32(B0)}' if both else '{"w": np.float32(W0)}',
+        ),
         **{name: value for name, value in values.items() if name != "loss"},
     }
     if of_rows(settings):
@@ -315,12 +276,16 @@ def training_script(settings: Settings, link: str = "", *, table: core.Table | N
     if not grown:
         return script
     return script + _OPTAX.format(
-        train_optax=(_PYTREE_OPTAX if both else _W_OPTAX).format(run=run_name(settings)),
         optimizer=settings.optimizer,
         momentum=settings.momentum,
         schedule=settings.schedule,
         exponential_decay=optimizers.EXPONENTIAL_DECAY,
         schedules=optimizers.SCHEDULES,
+        optimizers=optimizers.OPTIMIZERS,
+        momentum_optimizers=optimizers.MOMENTUM_OPTIMIZERS,
         schedule_function=inspect.getsource(optimizers.schedule_function),
+        check_optimizer=inspect.getsource(optimizers.check_optimizer),
+        make_optimizer=inspect.getsource(optimizers.make_optimizer),
+        with_standard_promotion=inspect.getsource(optimizers.with_standard_promotion),
         run=run_name(settings),
     )
