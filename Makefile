@@ -13,7 +13,7 @@ PIP := $(BIN)/python -m pip --disable-pip-version-check -q
 # No accelerator is needed; skipping the probe saves a second at every start.
 export JAX_PLATFORMS ?= cpu
 
-.PHONY: run test check screenshots lab lab-env lab-server class class-server hub-pin lint lock clean chromium bench load \
+.PHONY: run test check quick screenshots lab lab-env lab-server class class-server hub-pin lint lock clean chromium bench load \
   plotly-js axe-core
 
 # Compiled XLA programs are kept on disk, so a new kernel loads the engine instead of compiling it
@@ -97,13 +97,30 @@ run: $(VENV)/.installed-run $(NOTARY)/nbsignatures.db
 	@echo "then a preheated kernel waits for each of the first N (POOL_SIZE; docs/classroom.md)."
 	$(BIN)/python -m voila app.ipynb --no-browser --port=$(PORT) --Voila.ip=$(HOST) $(SERVING)
 
-# tests/test_lab.py opens exercise.ipynb in JupyterLab, from make lab's environment (lab-env).
-test: $(VENV)/.installed-test chromium lab-env
-	$(BIN)/python -m pytest
+# tests/conftest.py marks each test from the fixtures it uses: `browser` (Chromium), `served` (a
+# `make run`), `lab` (a Jupyter server); `slow` marks in-process tests that take minutes together.
+OUTSIDE := not browser and not served and not lab
+# Test modules run in TEST_WORKERS processes (pytest-xdist), each module whole in one of them
+# (loadscope): its module fixtures (a server, a browser) start once, and its tests keep their order.
+# Compile counts are per process, so they stay exact. The browser tests mostly wait on kernels, so
+# more processes than cores can pay (docs/testing.md has the figures).
+TEST_WORKERS ?= 3
 
-# The edit loop: everything but the browser tests (Chromium, JupyterLab), in a few minutes.
+# Everything, with the 30 slowest tests named at the end. tests/test_lab.py opens exercise.ipynb in
+# JupyterLab, from make lab's environment (lab-env). The notary is made before the servers start
+# together, so that none of them writes its secret while another reads it.
+test: $(VENV)/.installed-test chromium lab-env $(NOTARY)/nbsignatures.db
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadscope --durations=30
+
+# The edit loop, on every edit: no browser, no served page, no Jupyter server, no slow test. Its
+# tests use the CPU throughout, so one process per core (QUICK_WORKERS).
+QUICK_WORKERS ?= 2
+quick: $(VENV)/.installed-test
+	$(BIN)/python -m pytest -m "$(OUTSIDE) and not slow" -n $(QUICK_WORKERS) --dist loadscope
+
+# Before a commit: quick and the slow in-process tests (the learner corpus, notebooks through nbclient).
 check: $(VENV)/.installed-test
-	$(BIN)/python -m pytest -m "not browser"
+	$(BIN)/python -m pytest -m "$(OUTSIDE)" -n $(QUICK_WORKERS) --dist loadscope
 
 # The README's pictures (docs/screenshot*.png: 1440x900, 1024x768 ?view=projector, a 390 px phone,
 # the Diverging preset),

@@ -6,8 +6,9 @@ and each test's marks, set from those fixtures rather than by hand.
     make check   -m "not browser and not served and not lab"
 
 A test that uses a fixture of MARKS[mark] (directly or through another fixture) gets that mark; a test
-of a module in SLOW gets `slow`. Helpers shared by test modules live in tests/support/ (tests only) or
-harness/ (tests and benchmarks); no test module imports another.
+named in SLOW (its module, or its function) gets `slow` (both in tests/support/marks.py). Helpers
+shared by test modules live in tests/support/ (tests only) or harness/ (tests and benchmarks); no test
+module imports another.
 """
 
 import os
@@ -20,15 +21,7 @@ import pytest  # noqa: E402
 jax.config.update("jax_numpy_dtype_promotion", "strict")
 jax.config.update("jax_numpy_rank_promotion", "raise")
 
-# The fixtures that start each kind of outside process; a test using one, at any depth, is marked.
-MARKS = {
-    "browser": {"browser", "chromium", "visit"},  # headless Chromium
-    "served": {"make_run", "dashboard_url"},  # the dashboard under `make run`
-    "lab": {"jupyter_lab", "jupyter_server", "classroom"},  # JupyterLab or jupyter_server
-}
-
-# In-process, but minutes together: `make check` runs them, `make quick` leaves them out.
-SLOW = set()
+from tests.support.marks import MARKS, SLOW  # noqa: E402
 
 
 def pytest_collection_modifyitems(config, items):
@@ -37,7 +30,7 @@ def pytest_collection_modifyitems(config, items):
         for mark, fixtures in MARKS.items():
             if used & fixtures:
                 item.add_marker(mark)
-        if item.path.stem in SLOW:
+        if {item.path.stem, f"{item.path.stem}::{item.originalname}"} & SLOW:
             item.add_marker("slow")
 
 

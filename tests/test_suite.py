@@ -6,6 +6,8 @@ import ast
 import re
 from pathlib import Path
 
+from tests.support.marks import SLOW
+
 TESTS = Path(__file__).resolve().parent
 MODULES = sorted(TESTS.glob("test_*.py"))
 SUPPORT = sorted((TESTS / "support").glob("*.py"))
@@ -51,7 +53,7 @@ def test_no_test_module_imports_another():
 
 def test_the_check_sees_both_import_styles(tmp_path):
     module = tmp_path / "test_x.py"
-    module.write_text("from tests.test_lab import run_all\nimport test_ready\nfrom tests.support import lab\n")
+    module.write_text("from tests.test_lab import run_all\nimport test_ready\nfrom tests.support import lab")
     assert _test_modules_imported(module) == {"test_lab", "test_ready"}
 
 
@@ -64,3 +66,11 @@ def test_make_run_is_started_through_its_fixture():
     # harness.server.Server imported by a test module would start a server conftest cannot see.
     starts = [path.name for path in MODULES if "harness.server.Server" in _imported(path)]
     assert starts == []
+
+
+def test_every_slow_entry_names_a_test_that_exists():
+    for entry in SLOW:
+        module, _, function = entry.partition("::")
+        path = TESTS / f"{module}.py"
+        assert path.exists(), entry
+        assert not function or re.search(rf"^def {function}\(", path.read_text(), re.M), entry

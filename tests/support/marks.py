@@ -1,0 +1,41 @@
+"""Which tests get which mark (tests/conftest.py sets them at collection): MARKS[mark] are the fixtures
+that start an outside process of that kind, SLOW the in-process tests that take minutes together."""
+
+# The fixtures that start each kind of outside process; a test using one, at any depth, is marked.
+MARKS = {
+    "browser": {"browser", "chromium", "visit"},  # headless Chromium
+    "served": {"make_run", "dashboard_url"},  # the dashboard under `make run`
+    "lab": {"jupyter_lab", "jupyter_server", "classroom"},  # JupyterLab or jupyter_server
+}
+
+# In-process, but minutes together: `make check` runs them, `make quick` leaves them out. A module,
+# or one test function of it (all its parameters). Seconds: summed over the parameters, `--durations`
+# under `-n 2` on this 2-core machine while another suite ran (2026-12-05).
+SLOW = {
+    "test_learner_corpus",  # 49 s: 100 learners' functions through the checker
+    "test_notebook",  # 10 s: app.ipynb through nbclient, two kernels
+    "test_stored_runs",  # 34 s: every stored run computed again
+    # 11 s: exercise.ipynb through nbclient
+    "test_exercise::test_exercise_notebook_runs_with_the_placeholders_solutions_and_mistakes",
+    "test_checker_words::test_no_finding_names_a_file_of_the_checker",  # 25 s: 82 checker runs
+    "test_exercise_words::test_no_row_of_any_catalogue_s_report_has_an_empty_field",  # 33 s: the same 79
+    "test_core_optimizers::test_on_padded_batches_each_optimizer_is_its_unpadded_run",  # 43 to 147 s
+    "test_core_optimizers::test_each_optimizer_matches_optax_in_a_python_loop",  # 19 s
+    "test_core_dtypes_and_compiles::test_every_path_agrees_even_when_diverging",  # 41 s
+    "test_core_dtypes_and_compiles::test_stable_runs_agree_bit_for_bit_on_every_path",  # 38 s
+    "test_core_dtypes_and_compiles::test_engine_padding_changes_no_number",  # 28 s
+    "test_hood::test_loops_panel_measures_every_way_and_the_host_syncs",  # 14 s: timing in a subprocess
+    "test_lesson::test_the_pytree_loop_gives_the_w_b_charts_numbers",  # 15 s: 30 random settings
+    "test_lesson::test_the_lesson_gives_the_charts_numbers",  # 10 s: 41 random settings
+    "test_explorer::test_no_control_of_the_w_b_model_recompiles",  # 16 s
+    "test_script::test_the_script_reproduces_the_explorers_final_weight",  # 13 s: 13 scripts run
+    "test_own_data_exports::test_the_script_of_data_of_rows_ends_where_the_explorer_does",  # 12 s: 10
+    "test_core_optimizers::test_each_optimizer_matches_its_update_rule_in_float64",  # 12 s
+    "test_core_stability::test_pytree_map_cells_are_pytree_history_runs",  # 11 s
+    "test_core_linear::test_padding_changes_no_number",  # 9 s
+    "test_core_strategies::test_the_learning_rate_in_each_place",  # 9 s
+    "test_core_pytree_exercise::test_the_models_agree_with_the_engine_and_optax",  # 8 s
+    "test_preheat::test_optax_runs_only_when_used",  # 7 s: a kernel's imports in a subprocess
+    # 13 s: make's dry runs of lab, class and test
+    "test_project::test_make_lab_installs_jupyterlab_into_the_dashboards_environment_without_moving_a_pin",
+}
