@@ -81,12 +81,26 @@ def make_run():
     return Server
 
 
-@pytest.fixture(scope="module")
-def dashboard_url(make_run):
-    """The address of a `make run` serving the dashboard, for a module's pages. It is ready when Voila
-    serves its static files: asking for the page would take the preheated kernel."""
-    with make_run() as server:
-        yield server.url
+# The dashboard server the page tests share: preheated kernels for the pages they open one after
+# another (each would otherwise wait 5 to 9 s for its kernel), and a kernel left without a page (a
+# context closed without its page's unload) shut down after 2 minutes rather than 10. A kernel
+# waiting in the pool is busy, and a page's own is connected: the culler leaves both alone.
+DASHBOARD_ARGS = ["POOL_SIZE=3", "CULL_IDLE_TIMEOUT=120", "CULL_INTERVAL=10"]
+
+
+@pytest.fixture(scope="session")
+def dashboard_server(make_run):
+    """One `make run` for every test that only opens pages of the dashboard (one per xdist process).
+    A test that counts kernels, reads the log or needs other settings starts its own (make_run)."""
+    with make_run(args=DASHBOARD_ARGS) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def dashboard_url(dashboard_server):
+    """The address of the shared dashboard server. It is ready when Voila serves its static files:
+    asking for the page would take a preheated kernel."""
+    return dashboard_server.url
 
 
 @pytest.fixture(scope="session")

@@ -4,7 +4,7 @@ that start an outside process of that kind, SLOW the in-process tests that take 
 # The fixtures that start each kind of outside process; a test using one, at any depth, is marked.
 MARKS = {
     "browser": {"browser", "chromium", "visit"},  # headless Chromium
-    "served": {"make_run", "dashboard_url"},  # the dashboard under `make run`
+    "served": {"make_run", "dashboard_server", "dashboard_url"},  # the dashboard under `make run`
     "lab": {"jupyter_lab", "jupyter_server", "classroom"},  # JupyterLab or jupyter_server
 }
 
