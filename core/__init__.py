@@ -33,7 +33,7 @@ from core.own_data import (
     max_steps,
     parse_csv,
 )
-from core.pytree import PytreeHistory, pytree_histories, pytree_history
+from core.pytree import PytreeHistory, pytree_histories, pytree_history, pytree_start
 from core.stability import (
     MomentumMap,
     StabilityMap,
@@ -110,6 +110,7 @@ __all__ = [
     "PytreeHistory",
     "pytree_histories",
     "pytree_history",
+    "pytree_start",
     "pytree_momentum_map",
     "pytree_stability_map",
     "TRUE_PARAMS",

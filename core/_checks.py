@@ -166,22 +166,29 @@ def check_momentum(momentum) -> float:
 PARAMS = ("w", "b")
 """The keys of the parameter pytree of y = w*x + b."""
 
+MODELS = (("w",), PARAMS)
+"""The params pytrees a run takes, by their keys: y = w*x and y = w*x + b (`core.model`)."""
 
-def check_params(params, name: str = "params") -> dict:
-    """A dict {"w": w0, "b": b0} with exactly those keys, each a real scalar as `check_scalar`
-    takes it (finite when concrete); returned unconverted. Errors name the argument (`name`) and
-    the key."""
+
+def check_params(params, name: str = "params", models=MODELS) -> tuple:
+    """A dict whose keys are exactly one of `models`' (each a tuple of keys), each value a real
+    scalar as `check_scalar` takes it (finite when concrete). Returns that model's keys. Errors
+    name the argument (`name`) and the key."""
+    shapes = " or ".join("{" + ", ".join(f'"{key}": {key}0' for key in keys) + "}" for keys in models)
     if not isinstance(params, dict):
-        raise TypeError(f'{name} must be a dict {{"w": w0, "b": b0}}, got {type(params).__name__}'[:200])
-    if set(params) != set(PARAMS):
-        missing = [key for key in PARAMS if key not in params]
-        extra = [key for key in params if key not in PARAMS]
+        raise TypeError(f"{name} must be a dict {shapes}, got {type(params).__name__}"[:200])
+    model = next((keys for keys in models if set(params) == set(keys)), None)
+    if model is None:
+        widest = models[-1]
+        missing = [key for key in widest if key not in params]
+        extra = [key for key in params if key not in widest]
+        names = " or ".join(" and ".join(f'"{key}"' for key in keys) for keys in models)
         raise ValueError(
-            f'{name} must have exactly the keys "w" and "b"; missing {missing}, unexpected {extra}'[:200]
+            f"{name} must have exactly the keys {names}; missing {missing}, unexpected {extra}"[:200]
         )
-    for key in PARAMS:
+    for key in model:
         check_scalar(f'{name}["{key}"]', params[key])
-    return params
+    return model
 
 
 def check_schedule(lr_schedule, n: int) -> np.ndarray:

@@ -10,13 +10,14 @@ fit the padded arrays.
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from core import engine
 from core._checks import (
-    PARAMS,
     carry_dtype,
     check_batches,
     check_fits,
@@ -36,17 +37,17 @@ from core.training import PaddedBatches, check_padded, unseen_batch_size
 def _start(function: str, params, lr, momentum, lr_schedule, x, y):
     """The checks both entry points share after their own: params and lr as the carry dtype's
     0-d arrays (params' own floating dtypes promoted, else the batches'), momentum a float."""
-    check_params(params)
+    keys = check_params(params)
     check_scalar("lr", lr)
     reject_traced(function, *params.values(), lr, momentum, lr_schedule)
     momentum = check_momentum(momentum)
     fallback = data_dtype(x, y)
     with jax.numpy_dtype_promotion("standard"):
-        dtype = jnp.promote_types(*(carry_dtype(params[key], fallback) for key in PARAMS))
-    for key in PARAMS:
+        dtype = functools.reduce(jnp.promote_types, [carry_dtype(params[key], fallback) for key in keys])
+    for key in keys:
         check_fits(f'params["{key}"]', params[key], dtype)
     check_fits("lr", lr, dtype)
-    params = {key: np.asarray(params[key], dtype=dtype) for key in PARAMS}
+    params = {key: np.asarray(params[key], dtype=dtype) for key in keys}
     return params, np.asarray(lr, dtype=dtype), momentum, dtype
 
 
@@ -63,14 +64,15 @@ def _schedule(lr_schedule, n: int, rows: int, dtype):
 def pytree_history(
     params, lr, x_batches, y_batches, *, loss="sum", optimizer="sgd", momentum=MOMENTUM, lr_schedule=None
 ) -> PytreeHistory:
-    """Train y = w*x + b with params {"w": w0, "b": b0} as the scan's carry, and keep every step.
+    """Train y = w*x + b with params {"w": w0, "b": b0} as the scan's carry (or the lesson's y = w*x
+    with params {"w": w0}), and keep every step.
 
     One step per batch: the batch loss sum((w*x + b - y)**2) (or its mean, divided by B), its
     gradients by `jax.value_and_grad` over the dict, Optax's update applied with `jax.tree.map`.
 
     Args:
-      params: {"w": w0, "b": b0}, exactly those keys, each a finite real scalar. Their floating
-        dtypes (promoted together) are the carry's; Python numbers take the data's dtype.
+      params: {"w": w0, "b": b0} or {"w": w0}, exactly those keys, each a finite real scalar. Their
+        floating dtypes (promoted together) are the carry's; Python numbers take the data's dtype.
       lr: the learning rate, a finite real scalar.
       x_batches, y_batches: real floating arrays of one shape (N, B), N >= 1, B >= 1.
       loss: "sum" or "mean".
@@ -83,7 +85,7 @@ def pytree_history(
 
     Raises:
       TypeError or ValueError naming the argument, for everything `optimizer_history` refuses, and
-      for params that are not a dict of exactly "w" and "b" holding finite real scalars.
+      for params that are not a dict of exactly "w" and "b" (or "w") holding finite real scalars.
     """
     check_loss(loss)
     check_optimizer(optimizer)
@@ -115,9 +117,19 @@ def pytree_histories(
     Returns:
       {"sum": PytreeHistory, "mean": PytreeHistory}, each what `pytree_history` gives on the
       unpadded (n, b) batches (params and diverged_at bit for bit). One compilation per optimizer
-      serves every n, b, params, lr, momentum and schedule that fit the padded arrays. Both losses
-      and (w*, b*) come from one compiled call whose work follows (n, b), not the arrays' shape.
+      and model serves every n, b, params, lr, momentum and schedule that fit the padded arrays.
+      Both losses and the optimum come from one compiled call whose work follows (n, b), not the
+      arrays' shape.
     """
+    return pytree_start(
+        params, lr, batches, optimizer=optimizer, momentum=momentum, lr_schedule=lr_schedule
+    )()
+
+
+def pytree_start(params, lr, batches: PaddedBatches, *, optimizer="sgd", momentum=MOMENTUM, lr_schedule=None):
+    """Start `pytree_histories(...)` and return a function that waits for it and returns it: the
+    run is dispatched asynchronously (this returns in about 0.1 ms), so host work done before
+    calling the result runs while the scan does. Arguments are checked here."""
     check_optimizer(optimizer)
     check_padded(batches)
     params, lr, momentum, dtype = _start(
@@ -127,7 +139,7 @@ def pytree_histories(
     n, b = np.int32(batches.n), np.int32(batches.b)
     lrs = _schedule(lr_schedule, batches.n, x.shape[0], dtype)
     momentum = np.asarray(momentum, dtype)
-    return engine.start(params, lr, x, y, n, b, optimizer=optimizer, momentum=momentum, lrs=lrs)()
+    return engine.start(params, lr, x, y, n, b, optimizer=optimizer, momentum=momentum, lrs=lrs)
 
 
-__all__ = ["PytreeHistory", "pytree_histories", "pytree_history"]
+__all__ = ["PytreeHistory", "pytree_histories", "pytree_history", "pytree_start"]

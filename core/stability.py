@@ -510,7 +510,7 @@ def _pytree_momentum_kernel(x, y, lrs, momenta, batch_size, params0, n, star):
 
 def _pytree_start(params0, dtype) -> np.ndarray:
     """params0 checked (errors name params0 and the key) as a (2,) [w, b] array in `dtype`."""
-    check_params(params0, "params0")
+    check_params(params0, "params0", models=(PARAMS,))
     for key in PARAMS:
         _reject_traced(f'params0["{key}"]', params0[key])
         check_fits(f'params0["{key}"]', params0[key], dtype)

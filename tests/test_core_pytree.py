@@ -359,6 +359,32 @@ def test_no_setting_recompiles(count_compiles):
     assert len(finals) == len(OPTIMIZERS) * (3 * 2 + 2)  # every setting reached the compiled scan
 
 
+@pytest.mark.parametrize("optimizer", OPTIMIZERS)
+def test_the_params_of_w_alone_are_the_lessons_model(optimizer):
+    # One engine, a model is its leaves: {"w": w0} runs y = w*x, as optimizer_history and the padded
+    # engine run it, bit for bit.
+    x, y = core.make_batches(23, 6, seed=4, noise=0.3)
+    engine = core.HistoryEngine(32, 8)
+    corner = engine.corner(engine.pad(x, y), 19, 5)
+    schedule = core.lr_schedule("cosine", 0.05, 23)
+    for loss in ("sum", "mean"):
+        got = pytree_history({"w": 0.5}, 0.05, x, y, loss=loss, optimizer=optimizer, lr_schedule=schedule)
+        want = core.optimizer_history(0.5, 0.05, x, y, loss=loss, optimizer=optimizer, lr_schedule=schedule)
+        assert list(got.params) == list(got.grads) == ["w"]
+        np.testing.assert_array_equal(got.params["w"], want.weights)
+        np.testing.assert_array_equal(got.losses, want.losses)
+        np.testing.assert_array_equal(got.grads["w"], want.grads)
+        assert got.diverged_at == want.diverged_at
+    padded = pytree_histories({"w": 0.5}, 0.05, corner, optimizer=optimizer)
+    want = core.optimizer_histories(0.5, 0.05, corner, optimizer=optimizer)
+    for loss in ("sum", "mean"):
+        np.testing.assert_array_equal(padded[loss].params["w"], want[loss].weights)
+    if optimizer == "sgd":
+        plain = engine.histories(0.5, 0.05, corner)
+        for loss in ("sum", "mean"):
+            np.testing.assert_array_equal(padded[loss].params["w"], plain[loss].weights)
+
+
 X = np.ones((3, 2), np.float32)
 GOOD = {"w": 0.0, "b": 0.0}
 
@@ -366,11 +392,11 @@ GOOD = {"w": 0.0, "b": 0.0}
 @pytest.mark.parametrize(
     "params, error, words",
     [
-        ((0.0, 0.0), TypeError, 'params must be a dict {"w": w0, "b": b0}, got tuple'),
+        ((0.0, 0.0), TypeError, 'params must be a dict {"w": w0} or {"w": w0, "b": b0}, got tuple'),
         (0.5, TypeError, "params must be a dict"),
-        ({"w": 0.0}, ValueError, "missing ['b']"),
+        ({"b": 0.0}, ValueError, "missing ['w']"),
         ({"w": 0.0, "b": 0.0, "c": 1.0}, ValueError, "unexpected ['c']"),
-        ({"weight": 0.0, "b": 0.0}, ValueError, 'exactly the keys "w" and "b"'),
+        ({"weight": 0.0, "b": 0.0}, ValueError, 'exactly the keys "w" or "w" and "b"'),
         ({"w": float("nan"), "b": 0.0}, ValueError, 'params["w"] must be finite'),
         ({"w": 0.0, "b": float("inf")}, ValueError, 'params["b"] must be finite'),
         ({"w": True, "b": 0.0}, TypeError, 'params["w"] must be a real number'),

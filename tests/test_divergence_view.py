@@ -63,8 +63,8 @@ def test_a_diverging_run_shows_its_divergence_step_inside_the_weight_charts(expl
     assert "signed log scale" in trajectory.get("annotations")[0]["text"]
     run, _, optimum, diverged, *_ = trajectory.data
     # The drawn points are the weights on the scale, and hover names the weights themselves.
-    np.testing.assert_array_equal(run["customdata"], history.weights.astype(np.float64))
-    np.testing.assert_allclose(run["y"], scale(history.weights), equal_nan=True)
+    np.testing.assert_array_equal(run["customdata"], history.params["w"].astype(np.float64))
+    np.testing.assert_allclose(run["y"], scale(history.params["w"]), equal_nan=True)
     assert "%{customdata" in run["hovertemplate"]
     # The ✖ stands at step k + 1 (the weight step k produced), on the line, inside the y range and
     # far from w*'s line: on a linear axis it sat on the flat part, 1e-9 of the range from w*.
@@ -87,7 +87,9 @@ def test_a_converging_run_keeps_the_plain_axis(explorer):
         assert figure.get("yaxis.title.text") == "weight w" and figure.get("annotations") == []
         run = figure.data[0]
         assert run["customdata"] is None and "%{y" in run["hovertemplate"]
-        np.testing.assert_array_equal(run["y"], explorer.result.histories["sum"].weights.astype(np.float64))
+        np.testing.assert_array_equal(
+            run["y"], explorer.result.histories["sum"].params["w"].astype(np.float64)
+        )
 
 
 def test_a_loss_of_exactly_zero_is_drawn_on_the_floor_and_said(explorer):

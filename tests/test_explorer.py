@@ -63,9 +63,14 @@ def _drawn(trace):
     return weights
 
 
+def _weights(history) -> np.ndarray:
+    """w per step of a run: the explorer's (a core.PytreeHistory) or core's optimizer_history."""
+    return history.params["w"] if hasattr(history, "params") else history.weights
+
+
 def _as_drawn(history):
     """What the trajectory should draw: every finite weight, NaN (a gap) for the rest."""
-    weights = history.weights.astype(np.float64)
+    weights = _weights(history).astype(np.float64)
     weights[~np.isfinite(weights)] = np.nan
     return weights
 
@@ -126,11 +131,11 @@ def _assert_matches_core(explorer):
     low, high = explorer.figures["landscape"].figure().layout.xaxis.range
     framed = _as_drawn(summed)
     with np.errstate(invalid="ignore"):
-        outside = ~((summed.weights >= low) & (summed.weights <= high))
+        outside = ~((_weights(summed) >= low) & (_weights(summed) <= high))
     if outside.any():  # a run that leaves the frame ends at its edge (an arrow says from which step)
         framed[np.argmax(outside) :] = np.nan
     np.testing.assert_array_equal(np.asarray(landscape[1].x, dtype=np.float64), framed)
-    path_loss = core.average_loss(summed.weights, x, y)
+    path_loss = core.average_loss(_weights(summed), x, y)
     path_loss[np.isnan(framed)] = np.nan
     np.testing.assert_allclose(_drawn(landscape[1]), path_loss, rtol=1e-12)
     assert landscape[3].x == (core.optimum(x, y),)
@@ -194,7 +199,7 @@ def test_each_preset_lands_on_its_regime(explorer, preset):
         assert marker.x == (k + 1,) and "w after %{x} steps" in marker.hovertemplate
     if preset == "sum-vs-mean":
         assert explorer.result.regimes["mean"] == "monotone"
-        moved = {loss: abs(float(h.weights[-1]) - 0.0) for loss, h in explorer.result.histories.items()}
+        moved = {loss: abs(float(h.params["w"][-1]) - 0.0) for loss, h in explorer.result.histories.items()}
         assert moved["mean"] < 0.5 * moved["sum"]  # the same lr moves the mean B times more slowly
 
 
@@ -237,12 +242,12 @@ def test_playback_moves_the_highlight_on_every_chart(explorer):
     for _ in range(3):
         explorer.step_button.click()
     assert explorer.step == 3
-    weights = explorer.result.histories["sum"].weights
+    weights = explorer.result.histories["sum"].params["w"]
     assert explorer.figures["trajectory"].figure().data[-1].y == (float(weights[3]),)
     assert explorer.figures["loss"].figure().data[-1].x == (3,)
     assert explorer.figures["landscape"].figure().data[-1].x == (float(weights[3]),)
     assert explorer.figures["divergence"].figure().data[-1].x == (3,)
-    mean_weights = explorer.result.histories["mean"].weights
+    mean_weights = explorer.result.histories["mean"].params["w"]
     assert explorer.figures["sum_vs_mean"].figure().data[-1].y == (float(weights[3]), float(mean_weights[3]))
     explorer.inputs["N"].value = 5  # a new N puts the playback at its end
     assert explorer.step == 5 and explorer.play.max == 5
@@ -251,7 +256,7 @@ def test_playback_moves_the_highlight_on_every_chart(explorer):
 def test_non_finite_runs_render(explorer):
     explorer.apply(DEFAULTS._replace(lr=10.0, N=1000, B=512, noise=2.0))
     history = explorer.result.histories["sum"]
-    assert history.diverged_at is not None and not np.all(np.isfinite(history.weights))
+    assert history.diverged_at is not None and not np.all(np.isfinite(history.params["w"]))
     for figure in explorer.figures.values():
         for trace in figure.figure().data:
             if trace.y is not None and len(trace.y):
@@ -261,8 +266,8 @@ def test_non_finite_runs_render(explorer):
     # trace carries the weights themselves for hover.
     trace = explorer.figures["trajectory"].figure().data[0]
     drawn, weights = (np.asarray(a, dtype=np.float64) for a in (trace.y, trace.customdata))
-    finite = np.isfinite(history.weights)
-    np.testing.assert_array_equal(weights[finite], history.weights[finite])  # the finite part is drawn
+    finite = np.isfinite(history.params["w"])
+    np.testing.assert_array_equal(weights[finite], history.params["w"][finite])  # the finite part is drawn
     np.testing.assert_allclose(drawn[finite], figure_scale(explorer.figures["trajectory"])(weights[finite]))
     assert np.all(np.isnan(drawn[~finite])) and np.all(np.isnan(weights[~finite]))
     assert explorer.figures["trajectory"].figure().data[3].x  # and the divergence step is marked
@@ -975,9 +980,9 @@ def test_the_schedule_rescue_preset_grows_constant_and_converges_scheduled(explo
     explorer.presets["schedule-rescue"].click()
     result = explorer.result
     assert result.regimes["sum"] == "diverging"  # the constant lr: past the critical one
-    assert abs(result.histories["sum"].weights[-1] - result.w_star) > 10
+    assert abs(result.histories["sum"].params["w"][-1] - result.w_star) > 10
     rescued = result.optimized["sum"]
-    assert rescued.diverged_at is None and abs(rescued.weights[-1] - result.w_star) < 1e-3
+    assert rescued.diverged_at is None and abs(rescued.params["w"][-1] - result.w_star) < 1e-3
     assert "sgd, exponential schedule" in _overlay(explorer).name
 
 
@@ -1000,7 +1005,7 @@ def test_the_optimizer_controls_never_recompile(explorer, count_compiles):
                 )
             )
             if explorer.result.optimized is not None:
-                finals.add(float(explorer.result.optimized["sum"].weights[-1]))
+                finals.add(float(explorer.result.optimized["sum"].params["w"][-1]))
             explorer.stability.wait()
     assert compiles == []
     assert len(finals) >= 10

@@ -41,9 +41,9 @@ def _decoded(link_html: str) -> str:
 def _assert_rows_are(rows, history, rates):
     """`rows` (one loss mode's of one run) are `history`'s steps, each with the lr it used."""
     assert [int(row["step"]) for row in rows] == list(range(len(history.losses) + 1))
-    np.testing.assert_array_equal([np.float32(row["w"]) for row in rows], history.weights)
+    np.testing.assert_array_equal([np.float32(row["w"]) for row in rows], history.params["w"])
     np.testing.assert_array_equal([np.float32(row["loss"]) for row in rows[:-1]], history.losses)
-    np.testing.assert_array_equal([np.float32(row["gradient"]) for row in rows[:-1]], history.grads)
+    np.testing.assert_array_equal([np.float32(row["gradient"]) for row in rows[:-1]], history.grads["w"])
     # 9 significant digits: a float32 rate exactly, the slider's float64 lr to 1e-9.
     np.testing.assert_allclose([float(row["lr"]) for row in rows[:-1]], rates, rtol=1e-8)
     assert rows[-1]["loss"] == rows[-1]["gradient"] == rows[-1]["lr"] == ""
@@ -61,9 +61,13 @@ def test_the_csv_of_the_w_b_model_holds_both_params_of_every_step(explorer):
             mine = [row for row in rows if row["run"] == run and row["loss_mode"] == mode]
             h = runs[mode]
             assert [int(row["step"]) for row in mine] == list(range(n + 1))
-            for column, values in (("w", h.weights), ("b", h.biases)):
+            for column, values in (("w", h.params["w"]), ("b", h.params["b"])):
                 np.testing.assert_array_equal([np.float32(row[column]) for row in mine], values)
-            for column, values in (("loss", h.losses), ("gradient_w", h.grads), ("gradient_b", h.bias_grads)):
+            for column, values in (
+                ("loss", h.losses),
+                ("gradient_w", h.grads["w"]),
+                ("gradient_b", h.grads["b"]),
+            ):
                 np.testing.assert_array_equal([np.float32(row[column]) for row in mine[:-1]], values)
             assert mine[-1]["loss"] == mine[-1]["gradient_b"] == mine[-1]["lr"] == ""
     explorer.apply(DEFAULTS)

@@ -52,8 +52,8 @@ def test_the_lesson_gives_the_charts_numbers(model, case):
     assert drawn.diverged_at is None
     x, y = batches_for(settings)
     weights, losses = lesson_history(np.float32(settings.w0), np.float32(settings.lr), x, y)
-    extent = max(1.0, float(np.max(np.abs(drawn.weights - result.w_star))))
-    np.testing.assert_allclose(weights, drawn.weights, rtol=0, atol=1e-5 * extent)
+    extent = max(1.0, float(np.max(np.abs(drawn.params["w"] - result.w_star))))
+    np.testing.assert_allclose(weights, drawn.params["w"], rtol=0, atol=1e-5 * extent)
     # A loss near zero is a difference of nearly equal numbers: rounded against the run's largest.
     np.testing.assert_allclose(losses, drawn.losses, rtol=5e-5, atol=1e-6 * float(np.max(drawn.losses)))
     # And both are the float64 loop the lesson states, to float32 rounding.
@@ -106,8 +106,8 @@ def test_the_pytree_loop_gives_the_w_b_charts_numbers(model, case):
     x, y = batches_for(settings)
     params = {"w": np.float32(settings.w0), "b": np.float32(settings.b0)}
     history, losses = pytree_lesson_history(params, np.float32(settings.lr), x, y)
-    distance = np.hypot(drawn.weights - result.w_star, drawn.biases - result.b_star)
+    distance = np.hypot(drawn.params["w"] - result.w_star, drawn.params["b"] - result.b_star)
     extent = max(1.0, float(np.max(distance)))
-    np.testing.assert_allclose(history["w"], drawn.weights, rtol=0, atol=1e-5 * extent)
-    np.testing.assert_allclose(history["b"], drawn.biases, rtol=0, atol=1e-5 * extent)
+    np.testing.assert_allclose(history["w"], drawn.params["w"], rtol=0, atol=1e-5 * extent)
+    np.testing.assert_allclose(history["b"], drawn.params["b"], rtol=0, atol=1e-5 * extent)
     np.testing.assert_allclose(losses, drawn.losses, rtol=5e-5, atol=1e-6 * float(np.max(drawn.losses)))

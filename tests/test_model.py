@@ -32,7 +32,7 @@ def _same(a, b):
     assert a.w_star == b.w_star and a.critical_lr == b.critical_lr
     for loss in ("sum", "mean"):
         np.testing.assert_array_equal(a.factors[loss], b.factors[loss])
-        np.testing.assert_array_equal(a.histories[loss].weights, b.histories[loss].weights)
+        np.testing.assert_array_equal(a.histories[loss].params["w"], b.histories[loss].params["w"])
 
 
 def test_a_batch_size_moved_back_reuses_its_theory(model, computed):

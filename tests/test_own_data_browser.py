@@ -82,7 +82,7 @@ def test_a_visitors_file_runs_and_a_bad_one_changes_nothing(browser, dashboard_u
     readout.fill("0.0001")
     readout.press("Enter")
     assert drawn(page, model, lambda s: s.kind == "own" and s.lr == 0.0001) == []
-    weights = model.compute(page_settings(page.evaluate(PAGE_STATE))).histories["sum"].weights
+    weights = model.compute(page_settings(page.evaluate(PAGE_STATE))).histories["sum"].params["w"]
     assert np.all(np.isfinite(weights))
     assert dashboard.errors == [], dashboard.errors
     dashboard.close()
@@ -146,7 +146,7 @@ def test_a_file_chosen_in_the_notebook_runs_there_too(browser, jupyter_lab, tmp_
         model.rows.use(core.parse_csv(GOOD.encode()))
         settings, _ = model.rows.fit(DEFAULTS._replace(kind="own"))
         result = model.compute(settings)
-        final = f"final w = {result.histories['sum'].weights[-1]:.6g}"
+        final = f"final w = {result.histories['sum'].params['w'][-1]:.6g}"
         page.wait_for_function(f"() => document.body.textContent.includes({final!r})", timeout=60_000)
         assert errors == [], errors
         context.close()

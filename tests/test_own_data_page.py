@@ -30,7 +30,7 @@ def explorer():
 
 
 def _weights(explorer):
-    return {loss: h.weights.copy() for loss, h in explorer.result.histories.items()}
+    return {loss: h.params["w"].copy() for loss, h in explorer.result.histories.items()}
 
 
 def test_the_example_data_run_as_core_cuts_them_and_n_is_lowered_to_fit():
@@ -41,7 +41,7 @@ def test_the_example_data_run_as_core_cuts_them_and_n_is_lowered_to_fit():
     table = core.load_example()
     x, y = core.batches_from_rows(table.x, table.y, 14, 16, seed=0)
     expected = core.training_history(0.0, 0.02, x, y)
-    np.testing.assert_array_equal(explorer.result.histories["sum"].weights, expected.weights)
+    np.testing.assert_array_equal(explorer.result.histories["sum"].params["w"], expected.weights)
     # The generated data's controls are hidden, the two flags and the data's line shown.
     shown = {
         name: explorer.inputs[name].layout.display for name in ("true_w", "noise", "standardize", "replace")
@@ -73,7 +73,8 @@ def test_replace_uses_rows_again_and_standardize_centres_x(explorer):
     table = core.load_example()
     x, y = core.batches_from_rows(table.x, table.y, 100, 16, seed=0, replace=True, standardize=True)
     np.testing.assert_array_equal(
-        explorer.result.histories["mean"].weights, core.training_history(0.0, 0.01, x, y, loss="mean").weights
+        explorer.result.histories["mean"].params["w"],
+        core.training_history(0.0, 0.01, x, y, loss="mean").weights,
     )
 
 
@@ -86,7 +87,7 @@ def test_a_visitors_file_runs_and_its_columns_can_be_chosen(explorer):
     table = core.parse_csv(GOOD)
     x, y = core.batches_from_rows(table.x, table.y, s.N, s.B, seed=s.seed)
     np.testing.assert_array_equal(
-        explorer.result.histories["sum"].weights, core.training_history(s.w0, s.lr, x, y).weights
+        explorer.result.histories["sum"].params["w"], core.training_history(s.w0, s.lr, x, y).weights
     )
     # Two columns of numbers: nothing to choose. Three: the menus, and another choice reruns.
     assert explorer.own_data.columns.layout.display == "none"
@@ -112,7 +113,7 @@ def test_a_bad_file_is_said_on_the_page_and_changes_nothing(explorer, name):
     assert core.own_data.DataError.__name__ not in notice  # a sentence, not a traceback
     assert explorer.settings == before
     for loss, weights in result.items():
-        np.testing.assert_array_equal(explorer.result.histories[loss].weights, weights)
+        np.testing.assert_array_equal(explorer.result.histories[loss].params["w"], weights)
     assert "mine.csv" in explorer.own_data.line.value
 
 

@@ -77,9 +77,9 @@ def exported(explorer, tmp_path_factory):
 
 def _assert_same_final_weight(final, history, loss):
     w, b = final
-    _assert_same_final(w, float(history.weights[-1]), history, loss)
-    if hasattr(history, "biases"):  # the w, b model's: b is printed too
-        _assert_same_final(b, float(history.biases[-1]), history, loss)
+    _assert_same_final(w, float(history.params["w"][-1]), history, loss)
+    if "b" in history.params:  # the w, b model's: b is printed too
+        _assert_same_final(b, float(history.params["b"][-1]), history, loss)
     else:
         assert b is None or b == "", loss
 

@@ -22,12 +22,19 @@ from widgets.figures import run_name
 from widgets.layout import BESIDE
 from widgets.model import LOSSES, Result
 from widgets.script import DATA_FILENAME, FILENAME
-from widgets.settings import Settings, pytree
+from widgets.settings import Settings
 from widgets.surface import TOOLBAR, Surface
 
-CSV_HEADER = "run,loss_mode,step,w,loss,gradient,lr"
-PYTREE_CSV_HEADER = "run,loss_mode,step,w,b,loss,gradient_w,gradient_b,lr"
-"""The w, b model's: the carry's two leaves, and the gradient of each."""
+
+def csv_header(leaves) -> str:
+    """The run CSV's columns for a model of these leaves: each leaf, the loss, each leaf's gradient
+    ("gradient" alone for one leaf), the lr."""
+    gradients = ["gradient"] if len(leaves) == 1 else [f"gradient_{leaf}" for leaf in leaves]
+    return ",".join(["run", "loss_mode", "step", *leaves, "loss", *gradients, "lr"])
+
+
+CSV_HEADER = csv_header(["w"])  # "run,loss_mode,step,w,loss,gradient,lr"
+PYTREE_CSV_HEADER = csv_header(["w", "b"])  # "...,w,b,loss,gradient_w,gradient_b,lr"
 
 
 def _number(value) -> str:
@@ -47,21 +54,17 @@ def run_csv(result: Result) -> str:
     if result.optimized is not None:
         rates = result.schedule if result.schedule is not None else runs[0][2]
         runs.append((run_name(s), result.optimized, rates))
-    both = pytree(s)
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow((PYTREE_CSV_HEADER if both else CSV_HEADER).split(","))
+    writer.writerow(csv_header(list(result.histories["sum"].params)).split(","))
     for name, histories, rates in runs:
         for mode in LOSSES:
             h = histories[mode]
-            columns = (
-                (h.weights, h.biases, h.losses, h.grads, h.bias_grads)
-                if both
-                else (h.weights, h.losses, h.grads)
-            )
+            # Each leaf's value, the loss, each leaf's gradient: the header's columns in its order.
+            columns = (*h.params.values(), h.losses, *h.grads.values())
             for k, values in enumerate(zip(*columns, rates, strict=False)):
                 writer.writerow([name, mode, k, *map(_number, values)])
-            final = [h.weights[-1], h.biases[-1]] if both else [h.weights[-1]]
+            final = [leaf[-1] for leaf in h.params.values()]
             writer.writerow(
                 [name, mode, len(h.losses), *map(_number, final), *[""] * (len(columns) - len(final) + 1)]
             )

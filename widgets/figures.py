@@ -172,7 +172,7 @@ class Trajectory(WeightChart):
         s = result.settings
         scale = self.scale(result, view)
         steps = step_numbers(s.N + 1)
-        drawn = {loss: plottable(result.histories[loss].weights) for loss in LOSSES}
+        drawn = {loss: plottable(result.histories[loss].params["w"]) for loss in LOSSES}
         points = [diverged_point(result.histories[loss], drawn[loss]) for loss in LOSSES if shown(view, loss)]
         points = [p for p in points if p is not None]
         styles = self.styles
@@ -205,7 +205,7 @@ class Trajectory(WeightChart):
             *(
                 {
                     "x": steps,
-                    **_weights(style, plottable(result.histories[loss].biases), scale),
+                    **_weights(style, plottable(result.histories[loss].params["b"]), scale),
                     "visible": shown(view, loss),
                     "mode": line_mode(s.N),
                 }
@@ -222,13 +222,13 @@ class Trajectory(WeightChart):
         loss = first_shown(view)
         return {
             "x": step_numbers(s.N + 1),
-            **_weights(self.styles[4], plottable(result.optimized[loss].weights), scale),
+            **_weights(self.styles[4], plottable(result.optimized[loss].params["w"]), scale),
             "visible": True,
             "name": f"w, {run_name(s)} ({loss} loss)",
         }
 
     def marker(self, result, view, step):
-        here = value_at(result.histories[first_shown(view)].weights, step)
+        here = value_at(result.histories[first_shown(view)].params["w"], step)
         point = one_point(step, here)
         return {**point, **_weights(self.styles[-1], here, self.scale(result, view))}
 
@@ -360,19 +360,20 @@ class SumVsMean(WeightChart):
         return [
             {
                 "x": steps,
-                **_weights(styles[0], plottable(result.histories["sum"].weights), scale),
+                **_weights(styles[0], plottable(result.histories["sum"].params["w"]), scale),
                 "mode": line_mode(s.N),
             },
             {
                 "x": steps,
-                **_weights(styles[1], plottable(result.histories["mean"].weights), scale),
+                **_weights(styles[1], plottable(result.histories["mean"].params["w"]), scale),
                 "mode": line_mode(s.N),
             },
             {"x": [0, s.N], **_weights(styles[2], [result.w_star] * 2, scale)},
         ]
 
     def marker(self, result, view, step):
-        here = sum((value_at(result.histories[loss].weights, step) for loss in LOSSES), [])  # both are drawn
+        # Both losses are drawn.
+        here = sum((value_at(result.histories[loss].params["w"], step) for loss in LOSSES), [])
         return {
             "x": [step] * len(here),
             **_weights(self.styles[-1], here, self.scale(result, view)),

@@ -126,11 +126,11 @@ class Landscape(Chart):
         from which step it is off the chart: its lines out to points past the edge crossed the bowl
         from above, and the browser cannot place an SVG marker 1e21 pixels away ("attribute
         transform: trailing garbage"). A run that stays in the frame is drawn whole."""
-        weights = plottable(result.histories[loss].weights[index])
+        weights = plottable(result.histories[loss].params["w"][index])
         losses = plottable(result.path_loss[loss][index])
         left = left_frame(result, loss)
         if left is not None:
-            cut = np.arange(len(result.histories[loss].weights))[index] >= left[0]
+            cut = np.arange(len(result.histories[loss].params["w"]))[index] >= left[0]
             weights[cut] = losses[cut] = np.nan
         return weights, losses
 
@@ -166,7 +166,7 @@ def left_frame(result: Result, loss: str) -> tuple[int, float] | None:
     finite), None when the whole run is in it."""
     if not result.landscape_w.size:
         return None
-    weights = result.histories[loss].weights.astype(np.float64)
+    weights = result.histories[loss].params["w"].astype(np.float64)
     low, high = float(result.landscape_w[0]), float(result.landscape_w[-1])
     with np.errstate(invalid="ignore"):
         outside = np.flatnonzero(~((weights >= low) & (weights <= high)))
@@ -243,7 +243,7 @@ class Plane(Chart):
     def _left(result, run) -> int | None:
         """The first step whose (w, b) is outside the frame (or not finite), None if none is."""
         (w_low, w_high), (b_low, b_high) = result.plane.w_range, result.plane.b_range
-        w, b = run.weights.astype(np.float64), run.biases.astype(np.float64)
+        w, b = run.params["w"].astype(np.float64), run.params["b"].astype(np.float64)
         with np.errstate(invalid="ignore"):
             inside = (w >= w_low) & (w <= w_high) & (b >= b_low) & (b <= b_high)
         outside = np.flatnonzero(~inside)
@@ -252,10 +252,10 @@ class Plane(Chart):
     def _path(self, result, run, index=slice(None)):
         """(w, b) of `run` at the steps `index`, NaN from where it leaves the frame on (as
         `Landscape._path`: lines out to points far past the edge are not drawn)."""
-        w, b = plottable(run.weights[index]), plottable(run.biases[index])
+        w, b = plottable(run.params["w"][index]), plottable(run.params["b"][index])
         left = self._left(result, run)
         if left is not None:
-            cut = np.arange(len(run.weights))[index] >= left
+            cut = np.arange(len(run.params["w"]))[index] >= left
             w[cut] = b[cut] = np.nan
         return w, b
 

@@ -7,10 +7,11 @@ closed forms over the cached moments; so does moving N or B back to a recent val
 `Model.stability` computes the stability map (on the panel's worker thread) from the same padded
 data: lr x B, or lr x momentum at the current B.
 
-Under the w, b model (`Settings.model`) the runs are `core.pytree_histories`' (read as `Run`s), the
-theory has an intercept, and the result holds the plane's picture: the frame around the runs and
-the loss's contours in it, kept while the data and the frame hold. x_mean and true_b shift the same
-draws (no new draw); under the lesson's w they are ignored.
+Both models' runs are `core.pytree_histories`', of the params {"w"} or {"w", "b"} (`params`).
+Under the w, b model (`Settings.model`) the theory has an intercept, and the result holds the
+plane's picture: the frame around the runs and the loss's contours in it, kept while the data and
+the frame hold. x_mean and true_b shift the same draws (no new draw); under the lesson's w they are
+ignored.
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ class Result(NamedTuple):
     choosing which one is shown reuses this result."""
 
     settings: Settings
-    histories: dict  # loss -> core.History
+    histories: dict  # loss -> core.PytreeHistory: params {leaf: (N+1,)}, losses (N,), grads {leaf: (N,)}
     w_star: float
     critical_lr: dict  # loss -> float
     factors: dict  # loss -> (N,) float64, 1 - c*lr*S_k
@@ -67,31 +68,12 @@ class Result(NamedTuple):
     landscape_loss: np.ndarray  # average loss per example over all N*B examples
     w_star_loss: float  # the average loss at w*, the bottom of the landscape
     path_loss: dict  # loss -> average loss at each weight of that run, (N+1,); {} under w, b
-    # loss -> core.OptimizerHistory of the chosen optimizer and schedule (`overlaid`), else None
+    # loss -> core.PytreeHistory of the chosen optimizer and schedule (`overlaid`), else None
     optimized: dict | None = None
     schedule: np.ndarray | None = None  # (N,) float32: step k's learning rate, when not constant
     # The w, b model's (None under "w"): b* (w_star is w*), and the picture over (w, b).
     b_star: float | None = None
     plane: Plane | None = None
-
-
-class Run(NamedTuple):
-    """A run of the w, b model (`core.PytreeHistory`) as the charts read a `core.History`: w per
-    step is `weights`, b per step `biases`. Arrays in the carry dtype; `states` Optax's, as there."""
-
-    weights: np.ndarray  # (N+1,) w
-    losses: np.ndarray  # (N,)
-    grads: np.ndarray  # (N,) dL/dw
-    diverged_at: int | None
-    states: object
-    biases: np.ndarray  # (N+1,) b
-    bias_grads: np.ndarray  # (N,) dL/db
-
-    @classmethod
-    def of(cls, h: core.PytreeHistory) -> Run:
-        return cls(
-            h.params["w"], h.losses, h.grads["w"], h.diverged_at, h.states, h.params["b"], h.grads["b"]
-        )
 
 
 class Plane(NamedTuple):
@@ -138,6 +120,11 @@ def kept_range(previous, new: list[float]) -> list[float]:
     return [wider[0] if new[0] < low else new[0], wider[1] if new[1] > high else new[1]]
 
 
+def params(s: Settings) -> dict:
+    """The run's starting params, a leaf per feature of the model: {"w": w0}, or {"w": w0, "b": b0}."""
+    return {"w": s.w0, "b": s.b0} if pytree(s) else {"w": s.w0}
+
+
 def overlaid(s: Settings) -> bool:
     """Whether the charts overlay a run of another optimizer or schedule on plain SGD's."""
     return s.optimizer != "sgd" or s.schedule != "constant"
@@ -150,10 +137,10 @@ curve's frame spanned 5e6 and its loss axis 2e13 ("30T"): the bowl and every ste
 vanished into a flat line. The run's later steps are off the chart, and the chart says from where."""
 
 
-def framed_weights(history: core.History, w_star: float) -> np.ndarray:
+def framed_weights(history: core.PytreeHistory, w_star: float) -> np.ndarray:
     """The weights of a run the landscape frames: all of them, or for a diverging run those within
     LANDSCAPE_BAND times its starting distance to w* (at least 1) of w*."""
-    weights = history.weights.astype(np.float64)
+    weights = history.params["w"].astype(np.float64)
     weights = weights[np.isfinite(weights)]
     if history.diverged_at is not None:
         band = LANDSCAPE_BAND * max(abs(weights[0] - w_star), 1.0)
@@ -355,24 +342,26 @@ class Model:
             full = self._full_for(s)
             batches = self.engine.corner(full.batches, s.N, s.B)
             x, y = full.x[: s.N, : s.B], full.y[: s.N, : s.B]
-        if pytree(s):
-            if data is None:
-                data = self._keep(corner, self._data_for(s, x, y, batches))
-            return self._compute_pytree(s, data, batches)
+        start = params(s)
         # The scan is dispatched first and collected last: JAX runs it on its own threads while the
         # NumPy theory below is computed.
-        collect = self.engine.start(s.w0, s.lr, batches)
+        collect = core.pytree_start(start, s.lr, batches)
         if data is None:
             data = self._keep(corner, self._data_for(s, x, y, batches))
-        factors = {loss: core.step_factors(s.lr, data.moments, loss=loss) for loss in LOSSES}
-        regimes = {loss: core.regime(s.lr, data.moments, loss=loss) for loss in LOSSES}
+        intercept = "b" in start
+        factors, regimes = {}, {}
+        for loss in LOSSES:
+            factors[loss] = core.step_factors(s.lr, data.moments, loss=loss, intercept=intercept)
+            regimes[loss] = core.regime(s.lr, data.moments, loss=loss, intercept=intercept)
         optimized = schedule = None
         if overlaid(s):
             schedule = None if s.schedule == "constant" else core.lr_schedule(s.schedule, s.lr, s.N)
-            optimized = core.optimizer_histories(
-                s.w0, s.lr, batches, optimizer=s.optimizer, momentum=s.momentum, lr_schedule=schedule
+            optimized = core.pytree_histories(
+                start, s.lr, batches, optimizer=s.optimizer, momentum=s.momentum, lr_schedule=schedule
             )
         histories = collect()
+        if intercept:
+            return self._on_plane(s, data, histories, factors, regimes, optimized, schedule)
         # The landscape frames both runs (a diverging one near w* only) and w*, with a margin.
         span = np.concatenate(
             [framed_weights(h, data.w_star) for h in histories.values()] + [[data.w_star, s.w0]]
@@ -385,7 +374,7 @@ class Model:
         self._frame = kept_range(self._frame, [low - margin, high + margin])
         landscape_w = np.linspace(*self._frame, LANDSCAPE_POINTS)
         landscape_loss = core.average_loss(landscape_w, data.moments)
-        path_loss = {loss: core.average_loss(h.weights, data.moments) for loss, h in histories.items()}
+        path_loss = {loss: core.average_loss(h.params["w"], data.moments) for loss, h in histories.items()}
         return Result(
             s,
             histories,
@@ -408,19 +397,8 @@ class Model:
             self._data.popitem(last=False)
         return data
 
-    def _compute_pytree(self, s: Settings, data: _Data, batches: core.PaddedBatches) -> Result:
-        """`compute` for the w, b model: the pytree runs, the 2-D theory and the plane's picture."""
-        params = {"w": s.w0, "b": s.b0}
-        histories = {loss: Run.of(h) for loss, h in core.pytree_histories(params, s.lr, batches).items()}
-        factors = {loss: core.step_factors(s.lr, data.moments, loss=loss, intercept=True) for loss in LOSSES}
-        regimes = {loss: core.regime(s.lr, data.moments, loss=loss, intercept=True) for loss in LOSSES}
-        optimized = schedule = None
-        if overlaid(s):
-            schedule = None if s.schedule == "constant" else core.lr_schedule(s.schedule, s.lr, s.N)
-            runs = core.pytree_histories(
-                params, s.lr, batches, optimizer=s.optimizer, momentum=s.momentum, lr_schedule=schedule
-            )
-            optimized = {loss: Run.of(h) for loss, h in runs.items()}
+    def _on_plane(self, s: Settings, data: _Data, histories, factors, regimes, optimized, schedule) -> Result:
+        """`compute`'s result for the w, b model: the 2-D theory and the plane's picture."""
         # Where the runs head: (w*, b*), or when every x is alike the floor's point nearest the start.
         centre = nearest_minimum(data.moments, (s.w0, s.b0))
         plane = self._plane(s, data.moments, centre, [*histories.values(), *(optimized or {}).values()])
@@ -447,7 +425,7 @@ class Model:
         minimum, kept while they fill it; and the loss's contours in it."""
         points = [np.array([[s.w0, s.b0], centre])]
         for run in runs:
-            path = np.stack([run.weights, run.biases], axis=1).astype(np.float64)
+            path = np.stack([run.params["w"], run.params["b"]], axis=1).astype(np.float64)
             path = path[np.all(np.isfinite(path), axis=1)]
             if run.diverged_at is not None:
                 band = LANDSCAPE_BAND * max(float(np.hypot(*(path[0] - centre))), 1.0)

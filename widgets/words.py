@@ -31,30 +31,36 @@ REGIME_WORDS = {
 
 
 def _shown_runs(r: Result) -> list:
-    """(loss, core.History) of plain SGD's run for each loss the view shows, sum first."""
+    """(loss, core.PytreeHistory) of plain SGD's run for each loss the view shows, sum first."""
     return [(loss, r.histories[loss]) for loss in LOSSES if shown(r.settings.loss, loss)]
 
 
-def _carry(r: Result, h, k: int, digits: int = 6) -> str:
-    """The carry after k steps in the model's words: "w = 1.5", or "{w: 1.5, b: 0.2}"."""
-    if pytree(r.settings):
-        return f"{{w: {float(h.weights[k]):.{digits}g}, b: {float(h.biases[k]):.{digits}g}}}"
-    return f"w = {float(h.weights[k]):.{digits}g}"
+def _leaves(tree: dict, k: int, digits: int = 6) -> str:
+    """A params-like dict's values at row k in the model's words: "w = 1.5", or "{w: 1.5, b: 0.2}".
+    The carry after k steps is `_leaves(h.params, k)`, the gradients of step k `_leaves(h.grads, k)`."""
+    if len(tree) == 1:
+        ((name, value),) = tree.items()
+        return f"{name} = {float(value[k]):.{digits}g}"
+    return "{" + ", ".join(f"{name}: {float(value[k]):.{digits}g}" for name, value in tree.items()) + "}"
 
 
 def _distance(r: Result, h, k: int) -> str:
-    """How far the carry after k steps is from the best fit: "|w − w*| = 0.1", or the distance in
-    (w, b) under the w, b model."""
-    if pytree(r.settings):
-        d = float(np.hypot(float(h.weights[k]) - r.w_star, float(h.biases[k]) - r.b_star))
-        return f"distance to (w*, b*) = {d:.3g}"
-    return f"|w − w*| = {abs(float(h.weights[k]) - r.w_star):.3g}"
+    """How far the carry after k steps is from the best fit: "|w − w*| = 0.1", or the Euclidean
+    distance over the leaves, in (w, b) under the w, b model."""
+    star = _star(r)
+    d = float(np.linalg.norm([float(h.params[name][k]) - star[name] for name in h.params]))
+    if len(h.params) == 1:
+        return f"|w − w*| = {d:.3g}"
+    return f"distance to ({', '.join(f'{name}*' for name in star)}) = {d:.3g}"
+
+
+def _star(r: Result) -> dict:
+    """The best fit per leaf: {"w": w*}, or {"w": w*, "b": b*}."""
+    return {"w": r.w_star} if r.b_star is None else {"w": r.w_star, "b": r.b_star}
 
 
 def _optimum(r: Result) -> str:
-    if pytree(r.settings):
-        return f"w* = {r.w_star:.6g}, b* = {r.b_star:.6g}"
-    return f"w* = {r.w_star:.6g}"
+    return ", ".join(f"{name}* = {value:.6g}" for name, value in _star(r).items())
 
 
 def status_html(r: Result) -> str:
@@ -66,10 +72,10 @@ def status_html(r: Result) -> str:
     for loss, h in _shown_runs(r):
         if h.diverged_at is not None:
             k = h.diverged_at + 1
-            past, final = _carry(r, h, k, 4), _carry(r, h, -1, 4)
+            past, final = _leaves(h.params, k, 4), _leaves(h.params, -1, 4)
             words = f"diverged at step {h.diverged_at}: {past}, {_distance(r, h, k)} (final {final})"
         else:
-            words = f"{REGIME_WORDS[r.regimes[loss]]}: final {_carry(r, h, -1)}, {_distance(r, h, -1)}"
+            words = f"{REGIME_WORDS[r.regimes[loss]]}: final {_leaves(h.params, -1)}, {_distance(r, h, -1)}"
         lines.append(
             f"<b>{loss} loss</b>: {html.escape(words)} "
             f"(lr = {s.lr:.4g}, critical lr = {r.critical_lr[loss]:.4g}, {html.escape(_optimum(r))})"
@@ -80,7 +86,7 @@ def status_html(r: Result) -> str:
         if h.diverged_at is not None:
             words = f"diverged at step {h.diverged_at}"
         else:
-            words = f"final {_carry(r, h, -1)}, {_distance(r, h, -1)}"
+            words = f"final {_leaves(h.params, -1)}, {_distance(r, h, -1)}"
         lines.append(f"<b>{html.escape(run_name(s))}</b> ({loss} loss, dotted): {html.escape(words)}")
     return "<br>".join(lines)
 
@@ -94,18 +100,18 @@ def step_html(r: Result, k: int) -> str:
         if k >= s.N:
             lines.append(
                 f"<b>{loss}</b>: after {'its one step' if s.N == 1 else f'all {s.N} steps'} the carry is "
-                f"{_carry(r, h, -1)}."
+                f"{_leaves(h.params, -1)}."
             )
             continue
-        if pytree(s):
-            grads = f"{{w: {float(h.grads[k]):.6g}, b: {float(h.bias_grads[k]):.6g}}}"
+        if len(h.params) > 1:
+            grads = _leaves(h.grads, k)
             lines.append(
-                f"<b>{loss}</b>, step {k} of {s.N}: carry in params = {_carry(r, h, k)}; batch {k}'s "
+                f"<b>{loss}</b>, step {k} of {s.N}: carry in params = {_leaves(h.params, k)}; batch {k}'s "
                 f"gradients at it grads = {grads}; carry out = jax.tree.map(lambda p, g: p − lr·g, "
-                f"params, grads) = {_carry(r, h, k + 1)} (lr = {s.lr:.4g})"
+                f"params, grads) = {_leaves(h.params, k + 1)} (lr = {s.lr:.4g})"
             )
             continue
-        w, g, new = float(h.weights[k]), float(h.grads[k]), float(h.weights[k + 1])
+        w, g, new = float(h.params["w"][k]), float(h.grads["w"][k]), float(h.params["w"][k + 1])
         lines.append(
             f"<b>{loss}</b>, step {k} of {s.N}: carry in w<sub>{k}</sub> = {w:.6g}; batch {k}'s gradient "
             f"at it g = {g:.6g}; carry out w<sub>{k + 1}</sub> = w<sub>{k}</sub> − lr·g = {w:.6g} − "
@@ -116,6 +122,14 @@ def step_html(r: Result, k: int) -> str:
     return "<br>".join(lines)
 
 
+def _state_name(path, leaves: int) -> str:
+    """A leaf of Optax's state by its name there: "trace", "count", "mu"; a part that is a dict like
+    the params also by the param's name ("trace.b") when the model has more than one."""
+    name = [key.name for key in path if isinstance(key, jax.tree_util.GetAttrKey)][-1:]
+    param = [str(key.key) for key in path if isinstance(key, jax.tree_util.DictKey)][-1:]
+    return ".".join(name + (param if leaves > 1 else []))
+
+
 def carry_html(r: Result, k: int) -> str:
     """The overlaid run's carry after `k` steps, (w, the optimizer's state), each leaf of the state
     by its name in Optax's NamedTuples (trace; count, mu, nu), and step k's scheduled lr. HTML."""
@@ -123,18 +137,16 @@ def carry_html(r: Result, k: int) -> str:
     h = r.optimized[first_shown(s.loss)]
     # Each leaf of the recorded state is (N, ...): row k - 1 is the state after k steps.
     leaves = jax.tree_util.tree_flatten_with_path(h.states)[0]
-    # Under the w, b model each part of the state is a dict like the params: named "trace.w".
-    keys = -2 if pytree(s) else -1
-    names = [jax.tree_util.keystr(path[keys:], simple=True, separator=".") for path, _ in leaves]
+    names = [_state_name(path, len(h.params)) for path, _ in leaves]
     values = [float(np.asarray(leaf)[k - 1]) for _, leaf in leaves]
     state = ", ".join(f"{name} = {value:.6g}" for name, value in zip(names, values, strict=True))
     state = "state as Optax's init makes it" if k == 0 else state or "a state of no arrays (sgd's)"
     if r.schedule is not None and k < s.N:  # scanned with the batches, not in the carry
         state += f"; step {k}'s lr from the schedule: {float(r.schedule[k]):.4g}"
-    params = "params" if pytree(s) else "w"
+    params = "params" if len(h.params) > 1 else "w"
     return (
         f"<b>{html.escape(run_name(s))}</b>, after {k} steps: carry ({params}, state) = "
-        f"({html.escape(_carry(r, h, k))}; {html.escape(state)})"
+        f"({html.escape(_leaves(h.params, k))}; {html.escape(state)})"
     )
 
 
