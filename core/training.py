@@ -297,7 +297,9 @@ def optimizer_histories(
 
     Returns:
       {"sum": OptimizerHistory, "mean": OptimizerHistory}, each what `optimizer_history` gives on
-      the unpadded (n, b) batches, bit for bit. One compilation per optimizer serves every n, b,
+      the unpadded (n, b) batches: the same weights and diverged_at bit for bit, the recorded grads
+      and states the same within float32 rounding (a compiler may round a recorded output in a
+      fusion of its own: one ulp of Adam's mu seen). One compilation per optimizer serves every n, b,
       w, lr, momentum and schedule that fit the padded arrays. With "sgd" and no schedule the
       weights, losses, grads and diverged_at are `HistoryEngine.histories`' bit for bit.
     """
