@@ -101,7 +101,8 @@ run: $(VENV)/.installed-run $(NOTARY)/nbsignatures.db
 # `make run`), `lab` (a Jupyter server); `slow` marks in-process tests that take minutes together.
 OUTSIDE := not browser and not served and not lab
 # Test modules run in TEST_WORKERS processes (pytest-xdist), each module whole in one of them
-# (loadscope): its module fixtures (a server, a browser) start once, and its tests keep their order.
+# (loadscope; tests/conftest.py keeps a few modules that share a cache together): its module fixtures
+# (a server, a browser) start once, and its tests keep their order.
 # Compile counts are per process, so they stay exact. The browser tests mostly wait on kernels, so
 # more processes than cores can pay (docs/testing.md has the figures).
 TEST_WORKERS ?= 3

@@ -21,7 +21,7 @@ import pytest  # noqa: E402
 jax.config.update("jax_numpy_dtype_promotion", "strict")
 jax.config.update("jax_numpy_rank_promotion", "raise")
 
-from tests.support.marks import MARKS, SLOW  # noqa: E402
+from tests.support.marks import GROUPS, MARKS, SLOW  # noqa: E402
 
 
 def pytest_collection_modifyitems(config, items):
@@ -32,6 +32,23 @@ def pytest_collection_modifyitems(config, items):
                 item.add_marker(mark)
         if {item.path.stem, f"{item.path.stem}::{item.originalname}"} & SLOW:
             item.add_marker("slow")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """`--dist loadscope` (each module whole in one process, its tests in order), with the modules of
+    GROUPS together as one scope. (xdist's own loadgroup marks a test's id, which pytest 9 no
+    longer lets it change.)"""
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class GroupedScopes(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return GROUPS.get(module.rsplit("/", 1)[-1].removesuffix(".py"), super()._split_scope(nodeid))
+
+    return GroupedScopes(config, log)
 
 
 @pytest.fixture
@@ -101,6 +118,17 @@ def dashboard_url(dashboard_server):
     """The address of the shared dashboard server. It is ready when Voila serves its static files:
     asking for the page would take a preheated kernel."""
     return dashboard_server.url
+
+
+@pytest.fixture
+def checked_tasks(monkeypatch):
+    """`exercise(fn, task=...)` (widgets.exercise) answering from tests.support.checker.checked: each
+    exercise's checker runs once per process for a function, however many tests read its report."""
+    from tests.support.checker import checked
+    from widgets.exercise import TASKS
+
+    for task, (check, done) in list(TASKS.items()):
+        monkeypatch.setitem(TASKS, task, (lambda fn, check=check: checked(check, fn), done))
 
 
 @pytest.fixture(scope="session")

@@ -11,7 +11,7 @@ import re
 import pytest
 
 from tests.support.catalogues import CASES, CATALOGUES, MISTAKES
-from tests.support.checker import checker_files
+from tests.support.checker import checked, checker_files
 
 
 @pytest.mark.parametrize("check", list(CATALOGUES), ids=lambda check: check.__name__)
@@ -24,7 +24,7 @@ def test_the_catalogues_name_every_mistake_of_every_exercise(check):
 def test_no_finding_names_a_file_of_the_checker(check, fn):
     # A name on its own: this test's catalogues live in test_core_exercise.py, the learner's file.
     names = re.compile(r"(?<![\w/.])(" + "|".join(map(re.escape, checker_files())) + r")\b")
-    report = check(fn)
+    report = checked(check, fn)
     assert report.mistakes == CATALOGUES[check][fn], report
     for finding in report.findings:
         text = " ".join(str(part) for part in finding if part is not None)

@@ -58,7 +58,7 @@ TASK_OF = {check: task for task, (check, _) in TASKS.items()}
 
 
 @pytest.mark.parametrize(("check", "fn"), CASES, ids=[f"{c.__name__}-{f.__name__}" for c, f in CASES])
-def test_no_row_of_any_catalogue_s_report_has_an_empty_field(check, fn):
+def test_no_row_of_any_catalogue_s_report_has_an_empty_field(check, fn, checked_tasks):
     assert_no_empty_field(exercise(fn, task=TASK_OF[check]))
 
 

@@ -26,7 +26,7 @@ def test_the_corpus_is_large_and_names_every_mistake():
 
 
 @pytest.mark.parametrize(("task", "fn", "codes"), CASES, ids=[f"{t}-{f.__name__}" for t, f, _ in CASES])
-def test_each_learner_function_gets_exactly_its_codes(task, fn, codes):
+def test_each_learner_function_gets_exactly_its_codes(task, fn, codes, checked_tasks):
     report = exercise(fn, task=task)
     failed = [(f.code, f.message) for f in report.report.findings if not f.passed]
     assert report.mistakes == codes, failed

@@ -6,7 +6,7 @@ import ast
 import re
 from pathlib import Path
 
-from tests.support.marks import SLOW
+from tests.support.marks import GROUPS, SLOW
 
 TESTS = Path(__file__).resolve().parent
 MODULES = sorted(TESTS.glob("test_*.py"))
@@ -74,3 +74,7 @@ def test_every_slow_entry_names_a_test_that_exists():
         path = TESTS / f"{module}.py"
         assert path.exists(), entry
         assert not function or re.search(rf"^def {function}\(", path.read_text(), re.M), entry
+
+
+def test_every_group_names_a_test_module():
+    assert GROUPS and all((TESTS / f"{module}.py").exists() for module in GROUPS), GROUPS

@@ -1,5 +1,7 @@
 """What the tests read in the checker's reports: the names of the checker's own files (a finding a
-learner reads must name none), and a report's table rows as rendered (no field may be empty)."""
+learner reads must name none), a report's table rows as rendered (no field may be empty), and each
+report run once per process for each (check, function) (`checked`, and the conftest's
+`checked_tasks`, which hands `exercise()` those reports)."""
 
 import inspect
 import re
@@ -68,3 +70,16 @@ def assert_no_empty_field(report: ExerciseReport):
         for cell in row:
             assert cell.strip(), row
             assert not EMPTY_CLAUSE.search(cell.strip()), row
+
+
+_REPORTS = {}
+
+
+def checked(check, fn):
+    """`check(fn)`'s report, run once per process for each (check, fn): the catalogues' tests
+    (test_checker_words, test_exercise_words, test_learner_corpus) read the same learners'
+    functions through the same checker. tests/support/marks.py keeps those modules in one process."""
+    key = (check, fn)
+    if key not in _REPORTS:
+        _REPORTS[key] = check(fn)
+    return _REPORTS[key]

@@ -1,5 +1,6 @@
 """Which tests get which mark (tests/conftest.py sets them at collection): MARKS[mark] are the fixtures
-that start an outside process of that kind, SLOW the in-process tests that take minutes together."""
+that start an outside process of that kind, SLOW the in-process tests that take minutes together, and
+GROUPS the modules that run in one process under xdist (every other module is a scope of its own)."""
 
 # The fixtures that start each kind of outside process; a test using one, at any depth, is marked.
 MARKS = {
@@ -39,3 +40,9 @@ SLOW = {
     # 13 s: make's dry runs of lab, class and test
     "test_project::test_make_lab_installs_jupyterlab_into_the_dashboards_environment_without_moving_a_pin",
 }
+
+# Modules that read the same checker reports (tests.support.checker.checked), which are run once per
+# process: in one process, each learner's function is checked once.
+GROUPS = dict.fromkeys(
+    ("test_checker_words", "test_exercise_words", "test_learner_corpus"), "checker reports"
+)
