@@ -103,9 +103,9 @@ OUTSIDE := not browser and not served and not lab
 # Test modules run in TEST_WORKERS processes (pytest-xdist), each module whole in one of them
 # (loadscope; tests/conftest.py keeps a few modules that share a cache together): its module fixtures
 # (a server, a browser) start once, and its tests keep their order.
-# Compile counts are per process, so they stay exact. The browser tests mostly wait on kernels, so
-# more processes than cores can pay (docs/testing.md has the figures).
-TEST_WORKERS ?= 3
+# Compile counts are per process, so they stay exact. One process per core: on two cores the suite
+# is CPU-bound, and 3 or 4 processes finished no sooner (docs/testing.md has the figures).
+TEST_WORKERS ?= 2
 
 # Everything, with the 30 slowest tests named at the end. tests/test_lab.py opens exercise.ipynb in
 # JupyterLab, from make lab's environment (lab-env). The notary is made before the servers start
