@@ -31,7 +31,7 @@ from core._checks import (
 )
 from core.engine import PytreeHistory
 from core.optimizers import MOMENTUM, check_optimizer
-from core.training import PaddedBatches, check_padded, unseen_batch_size
+from core.training import PaddedBatches, check_padded
 
 
 def _start(function: str, params, lr, momentum, lr_schedule, x, y):
@@ -92,13 +92,13 @@ def pytree_history(
     reject_traced("pytree_history", x_batches, y_batches)
     x, y = check_batches(x_batches, y_batches)
     params, lr, momentum, dtype = _start("pytree_history", params, lr, momentum, lr_schedule, x, y)
-    x, y = jnp.asarray(x, dtype), jnp.asarray(y, dtype)
-    n = np.int32(x.shape[0])
-    lrs = _schedule(lr_schedule, int(n), int(n), dtype)
+    n, b = x.shape
+    # The padded engine's program in its shape bucket: both losses run, one kept (as training_history).
+    x, y = engine.bucketed(jnp.asarray(x, dtype), jnp.asarray(y, dtype))
+    lrs = _schedule(lr_schedule, n, x.shape[0], dtype)
     momentum = np.asarray(momentum, dtype)
-    # The padded engine's program at this shape: both losses run, one kept (as training_history).
     runs = engine.start(
-        params, lr, x, y, n, unseen_batch_size(x), optimizer=optimizer, momentum=momentum, lrs=lrs
+        params, lr, x, y, np.int32(n), np.int32(b), optimizer=optimizer, momentum=momentum, lrs=lrs
     )
     return runs()[loss]
 

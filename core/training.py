@@ -210,19 +210,22 @@ def _as_optimizer_history(run: engine.PytreeHistory) -> OptimizerHistory:
 
 
 def _unpadded_runs(w, lr, x_batches, y_batches, *, optimizer="sgd", momentum=MOMENTUM, lr_schedule=None):
-    """The engine's runs of both losses on unpadded, checked (N, B) batches: the padded engine's
-    program at this shape. Returns {"sum", "mean"} PytreeHistory."""
+    """The engine's runs of both losses on unpadded, checked (N, B) batches, padded to the engine's
+    shape bucket (`core.engine.bucketed`). Returns {"sum", "mean"} PytreeHistory."""
     w, lr, x, y = _prepare(w, lr, x_batches, y_batches)
-    n = x.shape[0]
-    lrs = None if lr_schedule is None else np.asarray(check_schedule(lr_schedule, n), w.dtype)
-    params = {"w": np.asarray(w)}
+    n, b = x.shape
+    x, y = engine.bucketed(x, y)
+    lrs = None
+    if lr_schedule is not None:
+        lrs = np.zeros(x.shape[0], w.dtype)
+        lrs[:n] = check_schedule(lr_schedule, n)
     return engine.start(
-        params,
+        {"w": np.asarray(w)},
         np.asarray(lr),
         x,
         y,
         np.int32(n),
-        unseen_batch_size(x),
+        np.int32(b),
         optimizer=optimizer,
         momentum=np.asarray(momentum, w.dtype),
         lrs=lrs,

@@ -30,6 +30,11 @@ SLOW = {
     "test_lesson::test_the_lesson_gives_the_charts_numbers",  # 10 s: 41 random settings
     "test_explorer::test_no_control_of_the_w_b_model_recompiles",  # 16 s
     "test_script::test_the_script_reproduces_the_explorers_final_weight",  # 13 s: 13 scripts run
+    # 14 s, the same scripts' fixture (2026-12-06)
+    "test_script::test_the_seed_example_script_prints_the_seeds_number",
+    # 13 s: two kernels in subprocesses (2026-12-06)
+    "test_validators::test_a_kernel_parses_only_the_entries_its_figures_use_and_draws_the_same_figures",
+    "test_project::test_make_quick_check_and_test_run_what_their_marks_say",  # 8 s: three collections
     "test_own_data_exports::test_the_script_of_data_of_rows_ends_where_the_explorer_does",  # 12 s: 10
     "test_core_optimizers::test_each_optimizer_matches_its_update_rule_in_float64",  # 12 s
     "test_core_stability::test_pytree_map_cells_are_pytree_history_runs",  # 11 s
