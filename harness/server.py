@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import re
 import signal
 import socket
@@ -35,6 +36,25 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def free_ports(count: int) -> int:
+    """A loopback port PORT with PORT..PORT+count all free now, below the kernel's ephemeral range
+    (32768 and up here), where `free_port` and every kernel's own ports are drawn: a class's
+    servers take PORT+1..PORT+count, and a run of ephemeral ports could be taken between this
+    check and their start by any other process (seen under xdist: "port already in use")."""
+    rng = random.Random()
+    for _ in range(200):
+        base = rng.randrange(20000, 32000 - count)
+        try:
+            with contextlib.ExitStack() as stack:
+                for port in range(base, base + count + 1):
+                    s = stack.enter_context(socket.socket())
+                    s.bind(("127.0.0.1", port))
+            return base
+        except OSError:
+            continue
+    raise RuntimeError(f"no {count + 1} consecutive free ports between 20000 and 32000")
 
 
 def is_kernel(cmdline: list[str]) -> bool:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.server import free_port
+from harness.server import free_ports
 from serving.classroom import keep_copy
 from tests.support.lab import run_all
 
@@ -67,7 +67,7 @@ class Class:
     """`python -m serving.classroom` for `students`, its output read as it comes."""
 
     def __init__(self, folder: Path, students: int, *extra: str, port: int | None = None):
-        self.port = port or free_port()
+        self.port = port or free_ports(students)
         self.lines: list[str] = []
         self.ready = threading.Event()
         self.process = subprocess.Popen(
