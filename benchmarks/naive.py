@@ -134,18 +134,21 @@ def scan_history_numpy(w0, lr, x_batches, y_batches):
 
 
 @jax.jit
-def cell_inputs(x, y, b, n, w0):
-    """One batch size's row sums, w* and divergence limit, as core.stability's kernel takes them."""
-    wide = x.dtype
+def cell_inputs(x, y, b, w0, star):
+    """One batch size's row sums ((Sxx,), (Sxy,)), divergence reference and limit, as
+    core.stability's kernel takes them; star (1,) the optimum w*_B."""
     sxx = jnp.cumsum(x * x, axis=1)[:, b - 1]
     sxy = jnp.cumsum(x * y, axis=1)[:, b - 1]
-    live = lax.iota(jnp.int32, x.shape[0]) < n
-    zero = jnp.zeros((), wide)
-    w_star = jnp.sum(jnp.where(live, sxy, zero)) / jnp.sum(jnp.where(live, sxx, zero))
-    start = w0.astype(wide)
-    reference = jnp.where(jnp.isfinite(w_star), w_star, start)
-    limit = core.DIVERGENCE_RATIO * jnp.maximum(1.0, jnp.abs(start - reference))
-    return sxx, sxy, reference, limit
+    start = w0.astype(x.dtype)[None]
+    reference = jnp.where(jnp.isfinite(star), star, start)
+    limit = core.DIVERGENCE_RATIO * jnp.maximum(1.0, jnp.abs(start - reference)[0])
+    return ((sxx,), (sxy,)), reference, limit
+
+
+def optima(batches, batch_sizes, n):
+    """w*_B (K, 1) float32 of x[:n, :B] for each B, as stability_map takes it (float64 NumPy)."""
+    x, y = np.asarray(batches.x)[:n], np.asarray(batches.y)[:n]
+    return np.array([[core.optimum(x[:, :b], y[:, :b])] for b in batch_sizes], np.float32)
 
 
 one_cell = jax.jit(stability._run)  # the per-cell scan that stability_map vmaps over lr, B and loss
@@ -154,31 +157,35 @@ one_cell = jax.jit(stability._run)  # the per-cell scan that stability_map vmaps
 def map_loop(batches, lrs, batch_sizes, w0, n, rows):
     """Final weights and divergence flags (2, len(rows), L) of the cells in `rows` of the grid."""
     x, y = batches.x, batches.y
-    w0, n = jnp.float32(w0), jnp.int32(n)
+    stars = optima(batches, batch_sizes, n)
+    params0, n = jnp.float32([w0]), jnp.int32(n)
     momentum = jnp.float32(0)  # plain SGD, as the lr x B map
     finals = np.empty((2, len(rows), len(lrs)), np.float32)
     diverged = np.empty((2, len(rows), len(lrs)), bool)
     for i, k in enumerate(rows):
         b = int(batch_sizes[k])
-        sxx, sxy, reference, limit = cell_inputs(x, y, jnp.int32(b), n, w0)
+        sums, reference, limit = cell_inputs(x, y, jnp.int32(b), params0[0], stars[k])
         for loss, scale in enumerate((jnp.float32(1), jnp.float32(b))):
             for j, lr in enumerate(lrs):
-                w, bad = one_cell(w0, jnp.float32(lr), momentum, scale, sxx, sxy, n, reference, limit)
-                finals[loss, i, j], diverged[loss, i, j] = w, bad
+                w, bad = one_cell(params0, jnp.float32(lr), momentum, scale, sums, n, reference, limit)
+                finals[loss, i, j], diverged[loss, i, j] = w[0], bad
     return finals, diverged
 
 
 def map_kernel(batches, lrs, batch_sizes, w0, n):
-    """core.stability's compiled grid alone (private): no float64 critical_lr or w*_B."""
-    outputs = stability._map_kernel(
+    """core.stability's compiled grid alone (private): no float64 critical_lr (w*_B is computed
+    first, as stability_map does). Final weights (2, K, L) and flags."""
+    finals, diverged = stability._map_kernel(
         batches.x,
         batches.y,
         np.asarray(lrs, np.float32),
         np.asarray(batch_sizes, np.int32),
-        np.float32(w0),
+        np.float32([w0]),
         np.int32(n),
+        optima(batches, batch_sizes, n),
+        names=("w",),
     )
-    return tuple(np.asarray(a) for a in outputs)
+    return np.asarray(finals)[..., 0], np.asarray(diverged)
 
 
 # -------------------------------------------------------------------------------------------------------

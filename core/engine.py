@@ -59,7 +59,7 @@ class PytreeHistory(NamedTuple):
     states: Any
 
 
-def _norm(components):
+def norm(components):
     """The Euclidean length of a vector given as its components (0-d or matching arrays): |c| of
     one, hypot of two (no overflow before the length itself does; a non-finite component gives a
     non-finite length)."""
@@ -86,8 +86,8 @@ def _divergence(params0, after, star, n):
     dtype = star.dtype
     start = jnp.stack([params0[key] for key in names]).astype(dtype)
     reference = jnp.where(jnp.all(jnp.isfinite(star)), star, start)
-    distance = _norm([after[key].astype(dtype) - reference[i] for i, key in enumerate(names)])
-    return divergence_step(_norm(list(start - reference)), distance, jnp.zeros((), dtype), n)
+    distance = norm([after[key].astype(dtype) - reference[i] for i, key in enumerate(names)])
+    return divergence_step(norm(list(start - reference)), distance, jnp.zeros((), dtype), n)
 
 
 def chunked(step, carry, xs, n, outputs):
@@ -290,7 +290,7 @@ def _histories_kernel(params0, lr, lrs, scheduled, momentum, x_batches, y_batche
     after = {key: records[:, i] for i, key in enumerate(names)}
     dtype = wide(x_batches.dtype)
     start = [params0[key].astype(dtype) for key in names]
-    away = _norm([after[key].astype(dtype) - start[i] for i, key in enumerate(names)])
+    away = norm([after[key].astype(dtype) - start[i] for i, key in enumerate(names)])
     live = (lax.iota(jnp.int32, away.shape[0]) < n)[:, None]
     far = jnp.any(live & ~(away < _NEAR))  # NaN counts as far
     star = lax.cond(

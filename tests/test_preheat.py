@@ -2,6 +2,7 @@
 what a dashboard kernel imports; and the heap it hands back (widgets/heap.py)."""
 
 import asyncio
+import contextlib
 import gc
 import json
 import os
@@ -251,7 +252,19 @@ def test_make_run_sets_the_pool_and_its_refill_delay(tmp_path, variables, pool_s
     manager_class = voila_kernel_manager_factory(
         import_item(configuration.multi_kernel_manager_class), True, configuration.default_pool_size
     )
-    manager = manager_class(parent=Server(config=app.config))
+    # The manager sets a task on the current loop (its watch for a filled pool), which never runs
+    # here: on a loop of the test's own, cancelled, run to its end and closed, or the coroutine
+    # ("never awaited") and the loop's sockets are reported in whichever later test collects them.
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    try:
+        manager = manager_class(parent=Server(config=app.config))
+        manager._ready_watch.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            loop.run_until_complete(manager._ready_watch)
+    finally:
+        loop.close()
+        asyncio.set_event_loop(None)
     assert manager.kernel_pools_config["default"]["pool_size"] == pool_size
     assert manager.fill_delay == fill_delay
 

@@ -199,7 +199,15 @@ ENGINE = ["_histories_kernel", "batch_loss_and_grads", "example_loss"]
                 ("the loop the lesson teaches", ["final_weights", *LESSON]),
                 (
                     "how the explorer makes it fast",
-                    ["stability_map", "_map_kernel", "momentum_map", "_momentum_kernel", "_sums", "_run"],
+                    [
+                        "stability_map",
+                        "_map_kernel",
+                        "momentum_map",
+                        "_momentum_kernel",
+                        "_feature_sums",
+                        "_batch_loss",
+                        "_run",
+                    ],
                 ),
             ],
         ),

@@ -218,9 +218,10 @@ class Model:
         return (*self.data_key(s), s.model)
 
     def map_key(self, s: Settings) -> tuple:
-        """What the stability map depends on: its rows (`s.map`), N, w0 and the data; B too for the
-        lr x momentum map. Not lr, momentum or the loss, which only move its marker."""
-        key = (s.map, s.N, s.w0, s.model, *self.data_key(s)) + ((s.b0,) if pytree(s) else ())
+        """What the stability map depends on: its rows (`s.map`), N, the start's params (the model's
+        leaves) and the data; B too for the lr x momentum map. Not lr, momentum or the loss, which
+        only move its marker."""
+        key = (s.map, s.N, *params(s).items(), *self.data_key(s))
         return key + (s.B,) if s.map == "momentum" else key
 
     @staticmethod
@@ -262,20 +263,12 @@ class Model:
     @staticmethod
     def _map_of(s: Settings, batches: core.PaddedBatches, batch_sizes) -> core.StabilityMap:
         """The lr x B map of `batches` at `batch_sizes`, for `s`'s model and start."""
-        if pytree(s):
-            params0 = {"w": s.w0, "b": s.b0}
-            return core.pytree_stability_map(batches, MAP_LRS, batch_sizes, params0=params0, n=s.N)
-        return core.stability_map(batches, MAP_LRS, batch_sizes, w0=s.w0, n=s.N)
+        return core.stability_map(batches, MAP_LRS, batch_sizes, params0=params(s), n=s.N)
 
     @staticmethod
     def _momentum_map_of(s: Settings, batches: core.PaddedBatches) -> core.MomentumMap:
         """The lr x momentum map of `batches` at s.B, for `s`'s model and start."""
-        if pytree(s):
-            params0 = {"w": s.w0, "b": s.b0}
-            return core.pytree_momentum_map(
-                batches, MAP_LRS, MAP_MOMENTA, batch_size=s.B, params0=params0, n=s.N
-            )
-        return core.momentum_map(batches, MAP_LRS, MAP_MOMENTA, batch_size=s.B, w0=s.w0, n=s.N)
+        return core.momentum_map(batches, MAP_LRS, MAP_MOMENTA, batch_size=s.B, params0=params(s), n=s.N)
 
     def kept_stability(self, s: Settings) -> core.StabilityMap | core.MomentumMap | None:
         """The map `stability(s)` returns when it is kept already (the last of its kind), else None.

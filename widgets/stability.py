@@ -33,7 +33,7 @@ import plotly.graph_objects as go
 
 from widgets.batch import or_unbatched
 from widgets.chart import COLORS, base_layout, plottable
-from widgets.model import LOSSES, MAP_BATCH_SIZES, MAP_LRS, MAP_MOMENTA, Model
+from widgets.model import LOSSES, MAP_BATCH_SIZES, MAP_LRS, MAP_MOMENTA, Model, params
 from widgets.settings import Settings, of_rows, pytree
 from widgets.surface import send
 
@@ -129,18 +129,22 @@ def _axes(loss: str, rows: Rows) -> dict:
     }
 
 
+def _point(names) -> str:
+    """Names as one point: "w", or "(w, b)" over several leaves."""
+    names = list(names)
+    return names[0] if len(names) == 1 else f"({', '.join(names)})"
+
+
 def _start(settings: Settings) -> str:
     """Where every cell's run starts: "w0 = 1.5", or "(w0, b0) = (1.5, 4)" under the w, b model."""
-    if pytree(settings):
-        return f"(w0, b0) = ({settings.w0:.4g}, {settings.b0:.4g})"
-    return f"w0 = {settings.w0:.4g}"
+    start = params(settings)
+    return f"{_point(f'{name}0' for name in start)} = {_point(f'{v:.4g}' for v in start.values())}"
 
 
 def _error(settings: Settings, final: str = "_N") -> str:
     """What the colour is: "log10 |w_N − w*|", or the distance in (w, b) under the w, b model."""
-    if pytree(settings):
-        return f"log10 |(w, b){final} − (w*, b*)|"
-    return f"log10 |w{final} − w*|"
+    start = params(settings)
+    return f"log10 |{_point(start)}{final} − {_point(f'{name}*' for name in start)}|"
 
 
 class StabilityChart:
