@@ -10,7 +10,7 @@ import pytest
 
 import core
 from core import OPTIMIZERS, SCHEDULES, OptimizerHistory, lr_schedule, optimizer_history
-from core.theory import _log_radius
+from core.products import log_radius_momentum
 from tests.support.reference import optimizer_update
 
 CASES = 50
@@ -210,7 +210,7 @@ def test_critical_lr_without_momentum_is_unchanged_bit_for_bit():
 def brute_force(sxx, momentum, high):
     """The first rate on a fine grid whose product has spectral radius >= 1."""
     grid = np.linspace(high * 1e-6, high, 100_001)
-    grows = _log_radius(grid, sxx, momentum) >= 0
+    grows = log_radius_momentum(grid, sxx, momentum) >= 0
     return float(grid[np.argmax(grows)]), float(grid[1] - grid[0])
 
 
@@ -230,12 +230,12 @@ def test_critical_lr_with_momentum_against_a_brute_force_search():
 
 def test_spectral_radius_against_numpys_eigenvalues_of_the_product():
     # P = M_N ... M_1 multiplied out, its radius from numpy's eigvals: the rescaled product in
-    # _log_radius (which the brute-force search above shares) must give the same.
+    # log_radius_momentum (which the brute-force search above shares) must give the same.
     rng = np.random.default_rng(7)
     for n in (1, 2, 40):
         sxx, m = rng.uniform(0.1, 3.0, size=n), float(rng.uniform(0.05, 0.95))
         rates = rng.uniform(0.01, 1.5, size=8) * (1 + m) / sxx.max()
-        for u, got in zip(rates, _log_radius(rates, sxx, m), strict=True):
+        for u, got in zip(rates, log_radius_momentum(rates, sxx, m), strict=True):
             product = np.eye(2)
             for s in sxx:
                 product = np.array([[1 - 2 * u * s, -u * m], [2 * s, m]]) @ product

@@ -12,8 +12,8 @@ import pytest
 
 import core
 from core.optimizers import OPTIMIZERS, make_optimizer
+from core.products import log_radius_intercept
 from core.pytree import PytreeHistory, pytree_histories, pytree_history
-from core.theory import _log_radius_intercept
 from tests.support.reference import optimizer_update
 
 CASES = 50
@@ -241,7 +241,7 @@ def test_the_products_radius_against_numpys_eigenvalues():
             x = rng.normal(loc=2.0, size=(n, 3))
             m = core.moments(x)
             rates = rng.uniform(0.01, 1.5, size=6) * core.critical_lr(x, intercept=True, momentum=momentum)
-            got = _log_radius_intercept(rates, m.sxx, m.sx, 3.0, momentum)
+            got = log_radius_intercept(rates, m.sxx, m.sx, 3.0, momentum)
             want = [np.log(radius_by_eigvals(u, x, momentum)) for u in rates]
             np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9)
 
@@ -255,7 +255,7 @@ def test_critical_lr_with_an_intercept_against_a_brute_force_search():
         found = core.critical_lr(x, momentum=momentum, intercept=True)
         m = core.moments(x)
         grid = np.linspace(found * 1e-4, 2 * found, 5_001)
-        grows = _log_radius_intercept(grid, m.sxx, m.sx, float(x.shape[1]), momentum) >= 0
+        grows = log_radius_intercept(grid, m.sxx, m.sx, float(x.shape[1]), momentum) >= 0
         assert grows.any()
         expected, spacing = float(grid[np.argmax(grows)]), float(grid[1] - grid[0])
         assert abs(found - expected) <= spacing, (found, expected, spacing)
