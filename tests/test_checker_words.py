@@ -22,7 +22,8 @@ def test_the_catalogues_name_every_mistake_of_every_exercise(check):
 
 @pytest.mark.parametrize(("check", "fn"), CASES, ids=[f"{c.__name__}-{f.__name__}" for c, f in CASES])
 def test_no_finding_names_a_file_of_the_checker(check, fn):
-    # A name on its own: this test's catalogues live in test_core_exercise.py, the learner's file.
+    # A name on its own, not inside a longer one: the catalogues live in tests/support/ (e.g.
+    # scan_step_learners.py, which the checker names as the learner's file).
     names = re.compile(r"(?<![\w/.])(" + "|".join(map(re.escape, checker_files())) + r")\b")
     report = checked(check, fn)
     assert report.mistakes == CATALOGUES[check][fn], report

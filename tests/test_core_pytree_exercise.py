@@ -1,9 +1,9 @@
 """check_pytree_step against learners' pytree_training_step, right and wrong, and its designed cases.
 
-Each function below is written as a learner would write it; each must get exactly its codes, and
-every failing finding must print the numbers it compares. The float64 models are checked against
-the engine (core.pytree_history) and Optax, and the cases against each other: every mistake gives
-numbers of its own.
+The catalogue, PYTREE, is in tests/support/pytree_learners.py, each function written as a learner
+would write it; each must get exactly its codes, and every failing finding must print the numbers
+it compares. The float64 models are checked against the engine (core.pytree_history) and Optax, and
+the cases against each other: every mistake gives numbers of its own.
 """
 
 import jax
@@ -12,7 +12,6 @@ import numpy as np
 import optax
 import pytest
 from jax import lax
-from test_core_carry_exercises import _assert_report
 
 import core
 import tests.support.learner_corpus as corpus
@@ -25,101 +24,49 @@ from core.exercises import (
     pytree_step,
     reading,
 )
+from tests.support.carry_learners import assert_carry_report
+from tests.support.pytree_learners import (
+    PYTREE,
+    loss,
+    pytree_every_step,
+    pytree_grads_first,
+    pytree_in_turn,
+    pytree_list_out,
+    pytree_right,
+    update,
+)
 
 
-def loss(params, x, y):
-    return jnp.sum((params["w"] * x + params["b"] - y) ** 2)
+@pytest.mark.parametrize("fn", list(PYTREE), ids=lambda fn: fn.__name__)
+def test_each_pytree_step_gets_exactly_its_mistakes(fn):
+    # The same three checks as the carry exercises', read by the same assertions.
+    assert PYTREE_CHECKS == core.CARRY_CHECKS
+    assert_carry_report(check_pytree_step(fn), PYTREE[fn], PYTREE_MISTAKES)
 
 
-def update(params, grads, lr):
-    return jax.tree.map(lambda p, g: p - lr * g, params, grads)
+def test_the_messages_say_what_came_back_and_what_the_mistake_did():
+    finding = check_pytree_step(pytree_list_out).findings[0]
+    assert finding.code == "returns_tuple"
+    assert "a list of two numbers (1.78601, 0.190674): the right w and b, but in a tuple" in finding.message
+    assert "Expected the params dict, {'w': 1.78601, 'b': 0.190674}" in finding.message
+    assert finding.expected == "{'w': 1.78601, 'b': 0.190674}"
+    finding = check_pytree_step(corpus.pytree_returns_values).findings[0]
+    assert "(0.190674, 1.78601): the right b and w, in that order" in finding.message
+    finding = check_pytree_step(corpus.pytree_unpacks_the_dict).findings[0]
+    assert finding.code == "error" and "at line" in finding.message
+    assert "the keys 'w' and 'b' that w, b = params unpacks from a dict" in finding.message
+    finding = check_pytree_step(pytree_in_turn).findings[0]
+    assert "w updated first, then b's gradient taken at the new w" in finding.message
+    assert "{'w': 1.89798, 'b': -0.0794566}" in finding.message
+    finding = check_pytree_step(pytree_grads_first).findings[0]
+    assert "g - lr * p for every leaf" in finding.message
+    finding = check_pytree_step(pytree_every_step).findings[0]
+    assert (
+        "a dict of arrays of shape (3,)" in finding.message and "the params of every step" in finding.message
+    )
 
 
-# --- right ------------------------------------------------------------------------------------
-
-
-def pytree_right(params, lr, x_batches, y_batches):
-    def step(params, batch):
-        x, y = batch
-        return update(params, jax.grad(loss)(params, x, y), lr), None
-
-    final_params, _ = lax.scan(step, params, (x_batches, y_batches))
-    return final_params
-
-
-def pytree_over_indices(params, lr, x_batches, y_batches):
-    def step(params, i):
-        return update(params, jax.grad(loss)(params, x_batches[i], y_batches[i]), lr), None
-
-    return lax.scan(step, params, jnp.arange(x_batches.shape[0]))[0]
-
-
-# --- wrong --------------------------------------------------------------------------------------
-
-
-def pytree_b_frozen(params, lr, x_batches, y_batches):
-    def step(params, batch):
-        grads = jax.grad(loss)(params, *batch)
-        return update(params, {"w": grads["w"], "b": jnp.zeros_like(grads["b"])}, lr), None
-
-    return lax.scan(step, params, (x_batches, y_batches))[0]
-
-
-def pytree_in_turn(params, lr, x_batches, y_batches):
-    def step(params, batch):
-        params = {**params, "w": params["w"] - lr * jax.grad(loss)(params, *batch)["w"]}
-        return {**params, "b": params["b"] - lr * jax.grad(loss)(params, *batch)["b"]}, None
-
-    return lax.scan(step, params, (x_batches, y_batches))[0]
-
-
-def pytree_list_out(params, lr, x_batches, y_batches):
-    final_params = pytree_right(params, lr, x_batches, y_batches)
-    return [final_params["w"], final_params["b"]]
-
-
-def pytree_ascent(params, lr, x_batches, y_batches):
-    return pytree_right(params, -lr, x_batches, y_batches)
-
-
-def pytree_grads_first(params, lr, x_batches, y_batches):
-    def step(params, batch):
-        return jax.tree.map(lambda p, g: p - lr * g, jax.grad(loss)(params, *batch), params), None
-
-    return lax.scan(step, params, (x_batches, y_batches))[0]
-
-
-def pytree_mean(params, lr, x_batches, y_batches):
-    return pytree_right(params, lr / x_batches.shape[1], x_batches, y_batches)
-
-
-def pytree_every_step(params, lr, x_batches, y_batches):
-    def step(params, batch):
-        new_params = update(params, jax.grad(loss)(params, *batch), lr)
-        return new_params, new_params
-
-    return lax.scan(step, params, (x_batches, y_batches))[1]
-
-
-@jax.jit
-def pytree_unrolled(params, lr, x_batches, y_batches):
-    for i in range(x_batches.shape[0]):
-        params = update(params, jax.grad(loss)(params, x_batches[i], y_batches[i]), lr)
-    return params
-
-
-def pytree_item_in_body(params, lr, x_batches, y_batches):
-    def step(params, batch):
-        grads = jax.grad(loss)(params, *batch)
-        return {key: params[key] - lr * grads[key].item() for key in params}, None
-
-    return lax.scan(step, params, (x_batches, y_batches))[0]
-
-
-def pytree_two_scalars(w, b, lr, x_batches, y_batches):  # the dict split into two arguments
-    return {"w": w, "b": b}
-
-
+# Not in the catalogue: numbers no mistake explains, so no code to name (the test below).
 def pytree_unchanged(params, lr, x_batches, y_batches):
     lax.scan(
         lambda p, batch: (update(p, jax.grad(loss)(p, *batch), lr), None), params, (x_batches, y_batches)
@@ -143,51 +90,6 @@ def pytree_from_zeros(params, lr, x_batches, y_batches):
 
 def pytree_w_alone(params, lr, x_batches, y_batches):
     return pytree_right(params, lr, x_batches, y_batches)["w"]
-
-
-PYTREE = {
-    pytree_right: set(),
-    pytree_over_indices: set(),
-    pytree_b_frozen: {"b_not_updated"},
-    pytree_in_turn: {"sequential_update"},
-    pytree_list_out: {"returns_tuple"},
-    pytree_ascent: {"gradient_ascent"},
-    pytree_grads_first: {"tree_map_swapped"},
-    pytree_mean: {"mean_not_sum"},
-    pytree_every_step: {"returns_history"},
-    pytree_unrolled: {"not_scan"},
-    pytree_item_in_body: {"host_sync"},
-    pytree_two_scalars: {"error"},
-}
-
-
-@pytest.mark.parametrize("fn", list(PYTREE), ids=lambda fn: fn.__name__)
-def test_each_pytree_step_gets_exactly_its_mistakes(fn):
-    # The same three checks as the carry exercises', read by the same assertions.
-    assert PYTREE_CHECKS == core.CARRY_CHECKS
-    _assert_report(check_pytree_step(fn), PYTREE[fn], PYTREE_MISTAKES)
-
-
-def test_the_messages_say_what_came_back_and_what_the_mistake_did():
-    finding = check_pytree_step(pytree_list_out).findings[0]
-    assert finding.code == "returns_tuple"
-    assert "a list of two numbers (1.78601, 0.190674): the right w and b, but in a tuple" in finding.message
-    assert "Expected the params dict, {'w': 1.78601, 'b': 0.190674}" in finding.message
-    assert finding.expected == "{'w': 1.78601, 'b': 0.190674}"
-    finding = check_pytree_step(corpus.pytree_returns_values).findings[0]
-    assert "(0.190674, 1.78601): the right b and w, in that order" in finding.message
-    finding = check_pytree_step(corpus.pytree_unpacks_the_dict).findings[0]
-    assert finding.code == "error" and "at line" in finding.message
-    assert "the keys 'w' and 'b' that w, b = params unpacks from a dict" in finding.message
-    finding = check_pytree_step(pytree_in_turn).findings[0]
-    assert "w updated first, then b's gradient taken at the new w" in finding.message
-    assert "{'w': 1.89798, 'b': -0.0794566}" in finding.message
-    finding = check_pytree_step(pytree_grads_first).findings[0]
-    assert "g - lr * p for every leaf" in finding.message
-    finding = check_pytree_step(pytree_every_step).findings[0]
-    assert (
-        "a dict of arrays of shape (3,)" in finding.message and "the params of every step" in finding.message
-    )
 
 
 def test_numbers_no_mistake_explains_are_a_wrong_result():

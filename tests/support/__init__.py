@@ -3,6 +3,9 @@ test module imports from here, never from another test module.
 
     reference     an independent float64 NumPy reference of the loop and of Optax's updates
     learner_corpus, catalogues   learners' functions with the mistakes the checker must name
+    scan_step_learners, carry_learners, pytree_learners
+                  each exercise's own catalogue, run by its test_core_* module (and a carry report's
+                  assertions, assert_carry_report)
     checker       the checker's own files, a report's rendered rows
     dashboard     one served page in Chromium (Dashboard), the run it must draw
     visits        pages in a Chromium of their own, from asyncio

@@ -2,20 +2,20 @@
 (each mistake at least once, right answers, wrong signatures): CATALOGUES[check] = {fn: codes},
 MISTAKES[check] (what the exercise can name) and CASES, every (check, fn).
 
-The catalogues of test_core_exercise.py, test_core_carry_exercises.py and test_core_pytree_exercise.py
-are still defined there and imported from them here, the one place that does: they move here (or to
-learner_corpus.py) with the next edit of those modules' bodies.
+Each exercise's own catalogue is in scan_step_learners.py, carry_learners.py and pytree_learners.py
+(the test_core_* module of each exercise runs it); the later issues' mistakes are in
+learner_corpus.py, and the wrong signatures below.
 """
 
 import jax.numpy as jnp
 from jax import lax
-from test_core_carry_exercises import MOMENTUM, SCHEDULE
-from test_core_exercise import RIGHT, WRONG, forgets_to_count
-from test_core_pytree_exercise import PYTREE
 
 import core
 import tests.support.learner_corpus as corpus
 from core.exercises import PYTREE_MISTAKES, check_pytree_step
+from tests.support.carry_learners import MOMENTUM, SCHEDULE
+from tests.support.pytree_learners import PYTREE
+from tests.support.scan_step_learners import RIGHT, WRONG, forgets_to_count
 
 __all__ = ["CASES", "CATALOGUES", "MISTAKES", "forgets_to_count"]
 

@@ -1,0 +1,117 @@
+"""The learners' pytree_training_step(params, lr, x_batches, y_batches) that check_pytree_step is
+run on, right and wrong, each with the codes it must get (PYTREE). tests/test_core_pytree_exercise.py
+runs them; tests/support/catalogues.py gathers them.
+"""
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+
+def loss(params, x, y):
+    return jnp.sum((params["w"] * x + params["b"] - y) ** 2)
+
+
+def update(params, grads, lr):
+    return jax.tree.map(lambda p, g: p - lr * g, params, grads)
+
+
+# --- right ------------------------------------------------------------------------------------
+
+
+def pytree_right(params, lr, x_batches, y_batches):
+    def step(params, batch):
+        x, y = batch
+        return update(params, jax.grad(loss)(params, x, y), lr), None
+
+    final_params, _ = lax.scan(step, params, (x_batches, y_batches))
+    return final_params
+
+
+def pytree_over_indices(params, lr, x_batches, y_batches):
+    def step(params, i):
+        return update(params, jax.grad(loss)(params, x_batches[i], y_batches[i]), lr), None
+
+    return lax.scan(step, params, jnp.arange(x_batches.shape[0]))[0]
+
+
+# --- wrong --------------------------------------------------------------------------------------
+
+
+def pytree_b_frozen(params, lr, x_batches, y_batches):
+    def step(params, batch):
+        grads = jax.grad(loss)(params, *batch)
+        return update(params, {"w": grads["w"], "b": jnp.zeros_like(grads["b"])}, lr), None
+
+    return lax.scan(step, params, (x_batches, y_batches))[0]
+
+
+def pytree_in_turn(params, lr, x_batches, y_batches):
+    def step(params, batch):
+        params = {**params, "w": params["w"] - lr * jax.grad(loss)(params, *batch)["w"]}
+        return {**params, "b": params["b"] - lr * jax.grad(loss)(params, *batch)["b"]}, None
+
+    return lax.scan(step, params, (x_batches, y_batches))[0]
+
+
+def pytree_list_out(params, lr, x_batches, y_batches):
+    final_params = pytree_right(params, lr, x_batches, y_batches)
+    return [final_params["w"], final_params["b"]]
+
+
+def pytree_ascent(params, lr, x_batches, y_batches):
+    return pytree_right(params, -lr, x_batches, y_batches)
+
+
+def pytree_grads_first(params, lr, x_batches, y_batches):
+    def step(params, batch):
+        return jax.tree.map(lambda p, g: p - lr * g, jax.grad(loss)(params, *batch), params), None
+
+    return lax.scan(step, params, (x_batches, y_batches))[0]
+
+
+def pytree_mean(params, lr, x_batches, y_batches):
+    return pytree_right(params, lr / x_batches.shape[1], x_batches, y_batches)
+
+
+def pytree_every_step(params, lr, x_batches, y_batches):
+    def step(params, batch):
+        new_params = update(params, jax.grad(loss)(params, *batch), lr)
+        return new_params, new_params
+
+    return lax.scan(step, params, (x_batches, y_batches))[1]
+
+
+@jax.jit
+def pytree_unrolled(params, lr, x_batches, y_batches):
+    for i in range(x_batches.shape[0]):
+        params = update(params, jax.grad(loss)(params, x_batches[i], y_batches[i]), lr)
+    return params
+
+
+def pytree_item_in_body(params, lr, x_batches, y_batches):
+    def step(params, batch):
+        grads = jax.grad(loss)(params, *batch)
+        return {key: params[key] - lr * grads[key].item() for key in params}, None
+
+    return lax.scan(step, params, (x_batches, y_batches))[0]
+
+
+def pytree_two_scalars(w, b, lr, x_batches, y_batches):  # the dict split into two arguments
+    return {"w": w, "b": b}
+
+
+PYTREE = {
+    pytree_right: set(),
+    pytree_over_indices: set(),
+    pytree_b_frozen: {"b_not_updated"},
+    pytree_in_turn: {"sequential_update"},
+    pytree_list_out: {"returns_tuple"},
+    pytree_ascent: {"gradient_ascent"},
+    pytree_grads_first: {"tree_map_swapped"},
+    pytree_mean: {"mean_not_sum"},
+    pytree_every_step: {"returns_history"},
+    pytree_unrolled: {"not_scan"},
+    pytree_item_in_body: {"host_sync"},
+    pytree_two_scalars: {"error"},
+}
