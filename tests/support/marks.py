@@ -25,6 +25,7 @@ SLOW = {
     "test_core_dtypes_and_compiles::test_every_path_agrees_even_when_diverging",  # 41 s
     "test_core_dtypes_and_compiles::test_stable_runs_agree_bit_for_bit_on_every_path",  # 38 s
     "test_core_dtypes_and_compiles::test_engine_padding_changes_no_number",  # 28 s
+    "test_core_dtypes_and_compiles::test_engine_corner_is_the_padded_slice_bit_for_bit",  # 10 s: 12 shapes
     "test_hood::test_loops_panel_measures_every_way_and_the_host_syncs",  # 14 s: timing in a subprocess
     "test_lesson::test_the_pytree_loop_gives_the_w_b_charts_numbers",  # 15 s: 30 random settings
     "test_lesson::test_the_lesson_gives_the_charts_numbers",  # 10 s: 41 random settings
