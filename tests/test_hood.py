@@ -205,7 +205,11 @@ def test_loops_panel_returns_at_its_timeout_and_leaves_the_controls_usable(hood)
     panel.measure()  # a second press while running starts nothing
     assert _wait_until(lambda: not panel.running, 30), "the panel did not return at its timeout"
     assert time.monotonic() - started < 15
-    assert "Stopped at the timeout" in panel.status.value and "unrolled at N = 200" in panel.status.value
+    # The status names the first six points not measured: which they are follows the machine's
+    # speed (under load the unrolled loop's smaller N are missing too, and N = 200 is listed after
+    # them, past the six), but an unrolled point is always among them.
+    status = panel.status.value
+    assert "Stopped at the timeout" in status and "unrolled at N = " in status.split("not measured:")[1]
     assert panel.last_returncode is not None and panel.last_returncode < 0  # the process was killed
     assert ("unrolled", 200) not in panel.points
     assert not panel.measure_button.disabled and panel.stop_button.disabled
