@@ -21,8 +21,9 @@ import textwrap
 
 import core
 from core import data, optimizers
+from core.model import FEATURES
 from widgets.figures import run_name
-from widgets.model import overlaid
+from widgets.model import overlaid, params
 from widgets.settings import Settings, of_rows, pytree
 
 _HEAD = '''"""A ScanLab run, exported from the explorer.{link}
@@ -241,6 +242,7 @@ def training_script(settings: Settings, link: str = "", *, table: core.Table | N
     safe_link = "".join(c for c in link if c.isascii() and c.isprintable() and c not in '"\\')[:500]
     grown = overlaid(settings)
     both = pytree(settings)
+    start = params(settings)
     values = settings._asdict()
     common = {
         "link": f"\nShare link: {safe_link}" if safe_link else "",
@@ -249,8 +251,11 @@ def training_script(settings: Settings, link: str = "", *, table: core.Table | N
         "filename": FILENAME,
         "losses": losses,
         "train": _TRAIN.format(
-            prediction='params["w"] * x + params["b"]' if both else 'params["w"] * x',
-            params='{"w": np.float32(W0), "b": np.float32(B0)}' if both else '{"w": np.float32(W0)}',
+            # The model over its leaves: each leaf times its feature (x, or the constant 1).
+            prediction=" + ".join(
+                f'params["{leaf}"] * x' if FEATURES[leaf] == "x" else f'params["{leaf}"]' for leaf in start
+            ),
+            params="{" + ", ".join(f'"{leaf}": np.float32({leaf.upper()}0)' for leaf in start) + "}",
         ),
         **{name: value for name, value in values.items() if name != "loss"},
     }
