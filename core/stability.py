@@ -397,8 +397,8 @@ def _optimum(x, y, names) -> tuple:
 def _critical(data, names, momenta) -> dict:
     """{"sum", "mean"}: the critical lr (M,) float64 at each of `momenta` for the model of
     `names` on one batch size's `Moments`, to the maps' precision (MAP_RTOL; exactly at momentum
-    0 for the lesson's model and for identical batches). Every momentum's search runs in the same
-    passes over the batches."""
+    0 for the lesson's model and for identical batches). For the lesson's model every momentum's
+    search runs in the same passes over the batches; with an intercept, one search each."""
     b = data.batch_size
     if "b" in names:
         rate = np.array([critical_with_intercept(data, float(m), MAP_RTOL) for m in momenta])
