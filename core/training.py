@@ -246,8 +246,9 @@ def training_history(w, lr, x_batches, y_batches, *, loss="sum") -> History:
       `diverged_at` says where.
 
     This is a host function (it returns NumPy arrays and a Python int); inside `jax.jit` use
-    `scan_training_step`. Every (N, B) shape is its own compilation; `HistoryEngine` serves all
-    shapes up to a capacity from one.
+    `scan_training_step`. One compilation serves every (N, B) of a shape bucket (rows and columns
+    padded to powers of two, `core.engine.bucketed`); `HistoryEngine` serves all shapes up to a
+    capacity from one.
     """
     check_loss(loss)
     reject_traced("training_history", w, lr, x_batches, y_batches)
