@@ -5,12 +5,15 @@ charts' toolbars offer no upload and, on touch, leave the titles clear; the slid
 large enough to touch; momentum, Defaults, Play's time and the share link's Copy work as they say.
 tests/test_room.py checks the kernel's side without a browser."""
 
+import math
+import re
 import time
 
 import numpy as np
 import pytest
 
 from tests.support.dashboard import Dashboard, expected_weights
+from widgets.playback import PLAY_TIME, pace
 from widgets.settings import DEFAULTS, PRESETS, to_query
 
 PHONE = {"is_mobile": True, "has_touch": True}
@@ -174,25 +177,54 @@ def test_defaults_brings_every_control_back(browser, dashboard_url):
     page.close()
 
 
+# Each text the step's readout shows, as the page shows it (a MutationObserver: no frame missed
+# between two reads from here).
+READOUTS = """(el) => {
+    window.scanlabReadouts = [];
+    new MutationObserver(() => window.scanlabReadouts.push(el.innerText))
+        .observe(el, {childList: true, characterData: true, subtree: true});
+}"""
+
+
 @pytest.mark.parametrize("n", [10, 1000])
 def test_play_takes_the_chosen_time_whatever_n(browser, dashboard_url, n):
     page = _open(browser, dashboard_url, "desktop", f"N={n}")
     menu = page.page.locator(".widget-dropdown").filter(has=page.page.locator("label", has_text="play time"))
+    since = len(page.frames_received)
     menu.locator("select").select_option("5 s")
-    page.page.wait_for_timeout(500)  # the kernel's new pace reaches the Play widget
+    interval, per_frame = pace(n, 5)
+    # The kernel's new pace has reached the Play widget (a message to the page sets its interval or
+    # its steps per frame, whichever the new time changes).
+    changed = [
+        f'"{key}":\\s*{new}\\b'
+        for key, new, old in zip(("interval", "step"), pace(n, 5), pace(n, PLAY_TIME), strict=True)
+        if new != old
+    ]
+    paced = re.compile("|".join(changed))
+    for _ in range(100):
+        if any(paced.search(str(frame)) for frame in page.frames_received[since:]):
+            break
+        time.sleep(0.1)
     step = page.slider("step").locator(".widget-readout")
     page.page.locator(".widget-button", has_text="Reset").click()
     for _ in range(50):
         if step.inner_text() == "0":
             break
         time.sleep(0.1)
+    step.evaluate(READOUTS)
     start = time.monotonic()
     page.page.get_by_role("button", name="Play", exact=True).click()
     while step.inner_text() != str(n):
         assert time.monotonic() - start < 12, step.inner_text()
         time.sleep(0.05)
     took = time.monotonic() - start
-    assert 4.0 <= took <= 7.0, took  # 5 s, at N = 10 as at N = 1000 (400 ms a step took 400 s)
+    # The chosen time, whatever N: ceil(N / step) frames of `interval` ms (5 s at N = 10, one step a
+    # frame, as at N = 1000, 20 a frame; 400 ms a step once took 400 s). Counted frame by frame; the
+    # time itself stretches with a loaded machine's timers, so it bounds only from below.
+    shown = page.page.evaluate("() => window.scanlabReadouts")
+    assert [int(text) for text in dict.fromkeys(shown)] == list(range(per_frame, n + 1, per_frame)), shown
+    assert interval * math.ceil(n / per_frame) == pytest.approx(5000, rel=0.02)
+    assert took >= 4.0, took
     assert page.errors == [], page.errors
     page.close()
 
