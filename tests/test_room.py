@@ -121,6 +121,31 @@ def test_play_shows_the_end_when_its_last_frame_would_pass_it(explorer):
     explorer.apply(DEFAULTS)
 
 
+def test_play_and_the_step_slider_are_linked_in_the_kernel(explorer):
+    # The page links nothing (see widgets/playback.py): what a visitor moves, the kernel follows.
+    explorer.step_slider.value = 7  # a drag
+    assert explorer.play.value == 7 == explorer.step
+    explorer.play.value = 3  # a frame of the page's Play
+    assert explorer.step_slider.value == 3 == explorer.step
+    explorer.reset_button.click()
+    assert explorer.play.value == 0 == explorer.step_slider.value == explorer.step
+    # A new N never sends a value past a max (the page's slider would clamp it and send it back).
+    seen = []
+    record = lambda change: seen.append((change["owner"], change["name"], change["new"]))  # noqa: E731
+    for widget in (explorer.play, explorer.step_slider):
+        widget.observe(record, names=["value", "max"])
+    for n in (40, 300, DEFAULTS.N):
+        explorer.apply(DEFAULTS._replace(N=n))
+        assert explorer.play.value == explorer.step_slider.value == explorer.step == n
+    for widget in (explorer.play, explorer.step_slider):
+        widget.unobserve(record, names=["value", "max"])
+        state = {"value": 0, "max": DEFAULTS.N}
+        for owner, name, new in seen:
+            if owner is widget:
+                state[name] = new
+                assert state["value"] <= state["max"], (widget.description, seen)
+
+
 def test_a_visitor_cannot_change_plays_pace(explorer):
     before = (explorer.play.interval, explorer.play.step)
     explorer.play.interval = 0  # a comm message can set any trait: Play would flood the kernel

@@ -115,7 +115,7 @@ class Explorer:
         # Data of rows: the visitor's own CSV file, and why each of the two flags matters.
         self.own_data = OwnData(self.model.rows, self._on_own_data)
         self.flag_notes = {"standardize": _note(STANDARDIZE_WHY), "replace": _note(REPLACE_WHY)}
-        self.playback = Playback(settings.N)
+        self.playback = Playback(settings.N, batch=self.batch)
         self.play, self.step_slider = self.playback.play, self.playback.slider
         self.step_button, self.reset_button = self.playback.step_button, self.playback.reset_button
         self.step_info = ipw.HTML()
@@ -414,6 +414,7 @@ class Explorer:
         if self._busy:
             return  # a new result is being drawn, marker included
         self.step = self.playback.clamp(change["new"])
+        self.playback.show(self.step)
         for name in self.drawn:
             CHARTS[name].update_marker(self.figures[name], self.result, self.settings.loss, self.step)
         self.step_info.value = step_html(self.result, self.step)
