@@ -203,14 +203,8 @@ def test_reset_then_defaults_at_once_ends_at_the_runs_end(browser, dashboard_url
             button('Defaults').click();
         }""")
         page.wait_for_trajectory(lambda now: now.shape == expected.shape, "showed the defaults")
-        page.page.wait_for_timeout(1000)  # every message of the two clicks answered
+        _quiet(page)  # every message of the two clicks answered: the state the page stays in
         assert step.inner_text() == str(DEFAULTS.N)
-        assert (
-            page.page.evaluate(
-                "() => scanlabChart('Trajectory').data.some(t => t.x && t.x.length === 1 && t.x[0] === 100)"
-            )
-            or True
-        )
     assert page.errors == [], page.errors
     page.close()
 
@@ -262,7 +256,7 @@ def test_play_takes_the_chosen_time_whatever_n(browser, dashboard_url, n):
     # a frame's, in order, up to N. The time stretches with a loaded machine's timers (7.3 s once in
     # CI), so from here it bounds the interval only roughly: under 12 s, at least 4.
     shown = [int(text) for text in page.page.evaluate("() => window.scanlabReadouts")]
-    assert shown and shown[-1] == n and all(step % per_frame == 0 for step in shown), shown
+    assert shown and shown[-1] == n and all(k % per_frame == 0 for k in shown), shown
     assert list(dict.fromkeys(shown)) == sorted(set(shown)), shown  # forward only
     assert interval * math.ceil(n / per_frame) == pytest.approx(5000, rel=0.02)
     assert took >= 4.0, took
