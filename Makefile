@@ -102,7 +102,9 @@ run: $(VENV)/.installed-run $(NOTARY)/nbsignatures.db
 OUTSIDE := not browser and not served and not lab
 # Test modules run in TEST_WORKERS processes (pytest-xdist), each module whole in one of them
 # (loadscope; tests/conftest.py keeps a few modules that share a cache together): its module fixtures
-# (a server, a browser) start once, and its tests keep their order.
+# (a server, a browser) start once, and its tests keep their order. The longest modules are handed out
+# first (tests/conftest.py orders them by SECONDS, in tests/support/marks.py; xdist's own order, by
+# number of tests, is turned off), so the run does not end on one of them.
 # Compile counts are per process, so they stay exact. One process per core: on two cores the suite
 # is CPU-bound, and 3 or 4 processes finished no sooner (docs/testing.md has the figures).
 TEST_WORKERS ?= 2
@@ -111,17 +113,17 @@ TEST_WORKERS ?= 2
 # JupyterLab, from make lab's environment (lab-env). The notary is made before the servers start
 # together, so that none of them writes its secret while another reads it.
 test: $(VENV)/.installed-test chromium lab-env $(NOTARY)/nbsignatures.db
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadscope --durations=30
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder --durations=30
 
 # The edit loop, on every edit: no browser, no served page, no Jupyter server, no slow test. Its
 # tests use the CPU throughout, so one process per core (QUICK_WORKERS).
 QUICK_WORKERS ?= 2
 quick: $(VENV)/.installed-test
-	$(BIN)/python -m pytest -m "$(OUTSIDE) and not slow" -n $(QUICK_WORKERS) --dist loadscope
+	$(BIN)/python -m pytest -m "$(OUTSIDE) and not slow" -n $(QUICK_WORKERS) --dist loadscope --no-loadscope-reorder
 
 # Before a commit: quick and the slow in-process tests (the learner corpus, notebooks through nbclient).
 check: $(VENV)/.installed-test
-	$(BIN)/python -m pytest -m "$(OUTSIDE)" -n $(QUICK_WORKERS) --dist loadscope
+	$(BIN)/python -m pytest -m "$(OUTSIDE)" -n $(QUICK_WORKERS) --dist loadscope --no-loadscope-reorder
 
 # The README's pictures (docs/screenshot*.png: 1440x900, 1024x768 ?view=projector, a 390 px phone,
 # the Diverging preset),

@@ -21,10 +21,18 @@ import pytest  # noqa: E402
 jax.config.update("jax_numpy_dtype_promotion", "strict")
 jax.config.update("jax_numpy_rank_promotion", "raise")
 
-from tests.support.marks import GROUPS, MARKS, SLOW  # noqa: E402
+from tests.support.marks import GROUPS, MARKS, SECONDS, SLOW  # noqa: E402
+
+
+def scope(item) -> str:
+    """The scope xdist runs whole in one process: the test's module, or its GROUPS name."""
+    return GROUPS.get(item.path.stem, item.path.stem)
 
 
 def pytest_collection_modifyitems(config, items):
+    # The longest scopes first (SECONDS; the Makefile turns xdist's own order, by number of tests,
+    # off), each scope's tests in their order.
+    items.sort(key=lambda item: -SECONDS.get(scope(item), 0))
     for item in items:
         used = set(getattr(item, "fixturenames", ()))
         for mark, fixtures in MARKS.items():

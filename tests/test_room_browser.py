@@ -235,13 +235,17 @@ def test_play_takes_the_chosen_time_whatever_n(browser, dashboard_url, n):
     for _ in range(100):
         if any(paced.search(str(frame)) for frame in page.frames_received[since:]):
             break
-        time.sleep(0.1)
+        page.page.wait_for_timeout(100)  # Playwright records frames only while it is called
+    else:
+        raise AssertionError(f"the new play time never reached the page: {paced.pattern}")
     step = page.slider("step").locator(".widget-readout")
     page.page.locator(".widget-button", has_text="Reset").click()
     for _ in range(50):
         if step.inner_text() == "0":
             break
         time.sleep(0.1)
+    else:
+        raise AssertionError(f"Reset left the step at {step.inner_text()}")
     step.evaluate(READOUTS)
     start = time.monotonic()
     page.page.get_by_role("button", name="Play", exact=True).click()

@@ -6,7 +6,7 @@ import ast
 import re
 from pathlib import Path
 
-from tests.support.marks import GROUPS, SLOW
+from tests.support.marks import GROUPS, SECONDS, SLOW
 
 TESTS = Path(__file__).resolve().parent
 MODULES = sorted(TESTS.glob("test_*.py"))
@@ -78,3 +78,8 @@ def test_every_slow_entry_names_a_test_that_exists():
 
 def test_every_group_names_a_test_module():
     assert GROUPS and all((TESTS / f"{module}.py").exists() for module in GROUPS), GROUPS
+
+
+def test_every_timed_scope_is_a_module_or_a_group():
+    for scope in SECONDS:
+        assert scope in GROUPS.values() or (TESTS / f"{scope}.py").exists(), scope

@@ -1,6 +1,7 @@
 """Which tests get which mark (tests/conftest.py sets them at collection): MARKS[mark] are the fixtures
 that start an outside process of that kind, SLOW the in-process tests that take minutes together, and
-GROUPS the modules that run in one process under xdist (every other module is a scope of its own)."""
+GROUPS the modules that run in one process under xdist (every other module is a scope of its own),
+SECONDS the longest scopes, which xdist is handed first."""
 
 # The fixtures that start each kind of outside process; a test using one, at any depth, is marked.
 MARKS = {
@@ -52,3 +53,32 @@ SLOW = {
 GROUPS = dict.fromkeys(
     ("test_checker_words", "test_exercise_words", "test_learner_corpus"), "checker reports"
 )
+
+# The scopes that take longest (a module, or a GROUPS name), in seconds: setup, call and teardown
+# summed, from `make test`'s junit report on this 2-core machine, quiet (2026-12-06). xdist hands
+# scopes out one at a time as processes finish them; handed out longest first, the run no longer
+# ends with one process on a long browser module while the other waits (the largest-first rule:
+# the last scope handed out is a short one). Scopes not named here follow, in collection order.
+SECONDS = {
+    "test_dashboard": 247,
+    "checker reports": 130,
+    "test_protocol": 129,
+    "test_room_browser": 128,
+    "test_core_dtypes_and_compiles": 124,
+    "test_lifecycle": 90,
+    "test_explorer": 65,
+    "test_accessibility": 64,
+    "test_missed_updates": 62,
+    "test_core_optimizers": 46,
+    "test_class": 45,
+    "test_hub_home": 36,
+    "test_own_data_browser": 36,
+    "test_core_exercise": 35,
+    "test_lab": 34,
+    "test_still_page": 31,
+    "test_terminal": 31,
+    "test_stored_runs": 31,
+    "test_exercise_class": 29,
+    "test_core_carry_exercises": 28,
+    "test_script": 27,
+}
