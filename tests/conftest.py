@@ -128,6 +128,26 @@ def dashboard_url(dashboard_server):
     return dashboard_server.url
 
 
+@pytest.fixture(scope="module")
+def pages_to_read(browser, dashboard_url):
+    """The module's pages of the dashboard that tests only read (tests.support.dashboard.PagesToRead)."""
+    from tests.support.dashboard import PagesToRead
+
+    pages = PagesToRead(browser, dashboard_url)
+    yield pages
+    pages.close()
+
+
+@pytest.fixture
+def page_to_read(pages_to_read):
+    """`page_to_read(query="", viewport=(1280, 900), **context options)`: a page of the dashboard at
+    that address, opened once for the module's tests that only read it; the test fails if it sends
+    the page's kernel a widget message or the page logs an error."""
+    yield pages_to_read.lend
+    problems = pages_to_read.hand_back()
+    assert problems == [], problems
+
+
 @pytest.fixture
 def checked_tasks(monkeypatch):
     """`exercise(fn, task=...)` (widgets.exercise) answering from tests.support.checker.checked: each

@@ -99,7 +99,8 @@ MARKDOWN_FONT = """() => [...new Set([...document.querySelectorAll('.jp-Rendered
     .map(e => getComputedStyle(e).fontSize))].join()"""
 
 
-def test_first_page_shows_the_default_run(dashboard):
+def test_first_page_shows_the_default_run(page_to_read):
+    dashboard = page_to_read()
     np.testing.assert_allclose(dashboard.trajectory(), expected_weights(DEFAULTS), rtol=1e-6)
     body = dashboard.page.inner_text("body")
     assert "converging, no step overshooting its batch's optimum" in body
@@ -116,6 +117,7 @@ def test_first_page_shows_the_default_run(dashboard):
         dashboard.page.set_viewport_size({"width": 1280, "height": height})
         dashboard.page.wait_for_timeout(1500)
         dashboard.page.screenshot(path=SCREENSHOT)
+        dashboard.page.set_viewport_size({"width": 1280, "height": 900})  # as the page opened
 
 
 def test_a_move_reaches_the_page_as_one_message(dashboard):
@@ -180,7 +182,8 @@ def test_an_n_move_moves_the_points_and_the_axes_without_a_redraw(dashboard):
     assert dashboard.redrawn_differently() == []
 
 
-def test_the_page_asks_nothing_of_other_hosts(dashboard):
+def test_the_page_asks_nothing_of_other_hosts(page_to_read):
+    dashboard = page_to_read()
     # Voila's lab template linked Font Awesome from a CDN, stylesheets that hold the first paint until
     # they load or fail (serving/jupyter/voila/templates/scanlab drops them; Voila's scripts carry it).
     host = urllib.parse.urlsplit(dashboard.page.url).netloc
@@ -620,7 +623,8 @@ def test_charts_fit_the_window_and_follow_it(browser, dashboard_url):
     page.close()
 
 
-def test_charts_stand_two_to_a_row_on_a_wide_window(dashboard):
+def test_charts_stand_two_to_a_row_on_a_wide_window(page_to_read):
+    dashboard = page_to_read()
     charts = {chart["title"].split(":")[0]: chart for chart in _assert_charts_fit(dashboard.page)}
     top = {title: round(chart["chart"]["top"]) for title, chart in charts.items()}
     assert top["Trajectory"] == top["Loss per step"]
@@ -664,30 +668,26 @@ IN_VIEW = """() => Object.fromEntries([...document.querySelectorAll('.js-plotly-
 @pytest.mark.parametrize(
     "query, viewport", [("", (1440, 900)), ("?view=projector", (1024, 768)), ("", (390, 844))]
 )
-def test_lr_n_and_b_stay_in_reach_beside_every_chart(browser, dashboard_url, query, viewport):
+def test_lr_n_and_b_stay_in_reach_beside_every_chart(page_to_read, query, viewport):
     # The dashboard's layout (serving's page template): the controls a column beside the charts, or
     # a sheet at the bottom of a phone. A sticky panel inside its notebook cell scrolled away.
-    page = Dashboard(browser, dashboard_url + query, viewport=viewport)
+    page = page_to_read(query, viewport)
     titles = page.page.evaluate(
         "() => [...document.querySelectorAll('.js-plotly-plot')].map(gd => gd.layout.title.text)"
     )
     for title in titles:
         reach = page.page.evaluate(REACH, title.split("<")[0])
         assert all(reach.values()), (title, viewport, reach)
-    assert page.errors == [], page.errors
-    page.close()
 
 
-def test_the_first_screen_holds_the_controls_and_charts(browser, dashboard_url):
-    page = Dashboard(browser, dashboard_url, viewport=(1440, 900))
+def test_the_first_screen_holds_the_controls_and_charts(page_to_read):
+    page = page_to_read("", (1440, 900))
     shown = page.page.evaluate(IN_VIEW)
     assert shown["Trajectory"] == 1 and shown["Loss per step"] == 1, shown
     assert sum(part >= 0.7 for part in shown.values()) >= 3, shown  # the third: its title and most of it
-    page.close()
-    page = Dashboard(browser, dashboard_url + "?view=projector", viewport=(1024, 768))
+    page = page_to_read("?view=projector", (1024, 768))
     assert page.page.evaluate(IN_VIEW)["Trajectory"] == 1
     assert page.page.evaluate(REACH, "Trajectory")["lr"]
-    page.close()
 
 
 def test_a_phone_opens_and_closes_the_rest_of_the_controls(browser, dashboard_url):

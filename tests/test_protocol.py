@@ -128,9 +128,9 @@ GOOD = {
 
 
 @pytest.fixture(scope="module")
-def server(make_run):
-    with make_run() as server:
-        yield server
+def server(dashboard_server):
+    """The shared dashboard server: each session here fuzzes a kernel of its own."""
+    return dashboard_server
 
 
 @pytest.fixture(scope="module")
@@ -144,7 +144,7 @@ def loop():
 def session(server, loop):
     session = loop.run(Session.open(server.url), timeout=240)
     yield session
-    loop.run(session.close(shutdown=False))  # the server's stop ends the kernel
+    loop.run(session.close())  # its kernel shut down, as a page's is when it is left
 
 
 @pytest.fixture

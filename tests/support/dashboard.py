@@ -295,6 +295,58 @@ class Dashboard:
         self.page.close(run_before_unload=True)
 
 
+# Back to the page as it opened: every scrolled box at its top, nothing focused.
+AS_OPENED = """() => {
+    for (const e of [document.scrollingElement, ...document.querySelectorAll('*')]) {
+        if (e && (e.scrollTop || e.scrollLeft)) { e.scrollTop = 0; e.scrollLeft = 0; }
+    }
+    if (document.activeElement) document.activeElement.blur();
+}"""
+
+
+class PagesToRead:
+    """Pages of the dashboard kept open for the tests of a module that only read them (a page
+    costs about 3 s and 7 CPU seconds to open here): `pages(query, viewport, **options)` opens one
+    the first time it is asked for and lends the same page after that. A page is lent for a test
+    (`lend`) and handed back (`hand_back`): scrolled back to its top; a page that sent its kernel
+    a widget message, or logged an error, while lent fails the test (a test that moves a control
+    opens a Dashboard of its own)."""
+
+    def __init__(self, browser, url: str):
+        self.browser, self.url = browser, url
+        self.pages: dict[tuple, Dashboard] = {}
+        self.lent: list[tuple[Dashboard, int]] = []
+
+    def lend(self, query: str = "", viewport=(1280, 900), **options) -> Dashboard:
+        key = (query, viewport, tuple(sorted(options.items())))
+        if key not in self.pages:
+            self.pages[key] = Dashboard(self.browser, self.url + query, viewport=viewport, **options)
+        page = self.pages[key]
+        page.page.evaluate(AS_OPENED)  # also hands Playwright the frames that came meanwhile
+        self.lent.append((page, page.sent('"comm_msg"')))
+        return page
+
+    def hand_back(self) -> list[str]:
+        """Take back the lent pages; what each did that a page to read must not do."""
+        problems = []
+        for page, sent in self.lent:
+            page.page.evaluate(AS_OPENED)
+            if page.sent('"comm_msg"') != sent:
+                problems.append(
+                    f"{page.page.url} sent its kernel a widget message while lent: a test that moves "
+                    "a control opens a Dashboard of its own"
+                )
+            problems += page.errors
+            page.errors = []
+        self.lent = []
+        return problems
+
+    def close(self) -> None:
+        for page in self.pages.values():
+            page.close()
+        self.pages = {}
+
+
 def expected_weights(settings):
     """The weights the trajectory chart must draw for `settings` (w's, under the w, b model)."""
     x, y = batches_for(settings)
