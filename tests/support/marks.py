@@ -55,29 +55,33 @@ GROUPS = dict.fromkeys(
 )
 
 # The scopes that take longest (a module, or a GROUPS name), in seconds: setup, call and teardown
-# summed, from `make test`'s junit report on this 2-core machine, quiet (2026-12-06, 09:00). xdist hands
-# scopes out one at a time as processes finish them; handed out longest first, the run no longer
-# ends with one process on a long browser module while the other waits (the largest-first rule:
-# the last scope handed out is a short one). Scopes not named here follow, in collection order.
+# summed, from `make test`'s junit report on this 2-core machine, quiet (2026-12-06 07:10). xdist
+# hands scopes out one at a time as processes finish them; handed out longest first, the run no
+# longer ends with one process on a long browser module while the other waits. A module's seconds
+# depend on what ran beside it (the stored runs took 28 s alone, 64 s beside a compile-heavy
+# module), so the order is kept by what it measured: this one ran `make test` in 837 and 825 s;
+# the order of a later report (the stored runs and the optimizers earlier, the room's pages later)
+# in 915 and 967 s. Scopes not named here follow, in collection order.
 SECONDS = {
-    "test_dashboard": 211,
-    "checker reports": 158,
-    "test_protocol": 137,
-    "test_explorer": 98,
-    "test_core_optimizers": 77,
-    "test_core_dtypes_and_compiles": 73,
-    "test_room_browser": 67,
-    "test_lifecycle": 66,
-    "test_missed_updates": 51,
-    "test_accessibility": 51,
-    "test_class": 44,
-    "test_core_exercise": 42,
-    "test_own_data_browser": 31,
-    "test_exercise_class": 31,
-    "test_lab": 30,
-    "test_core_pytree": 29,
-    "test_stored_runs": 28,
+    "test_dashboard": 247,
+    "checker reports": 130,
+    "test_protocol": 129,
+    "test_room_browser": 128,
+    "test_core_dtypes_and_compiles": 124,
+    "test_lifecycle": 90,
+    "test_explorer": 65,
+    "test_accessibility": 64,
+    "test_missed_updates": 62,
+    "test_core_optimizers": 46,
+    "test_class": 45,
+    "test_hub_home": 36,
+    "test_own_data_browser": 36,
+    "test_core_exercise": 35,
+    "test_lab": 34,
+    "test_still_page": 31,
+    "test_terminal": 31,
+    "test_stored_runs": 31,
+    "test_exercise_class": 29,
+    "test_core_carry_exercises": 28,
     "test_script": 27,
-    "test_still_page": 27,
-    "test_own_data_page": 23,
 }
