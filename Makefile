@@ -103,7 +103,7 @@ OUTSIDE := not browser and not served and not lab
 # Test modules run in TEST_WORKERS processes (pytest-xdist), each module whole in one of them
 # (loadscope; tests/conftest.py keeps a few modules that share a cache together): its module fixtures
 # (a server, a browser) start once, and its tests keep their order. The longest modules are handed out
-# first (tests/conftest.py orders them by SECONDS, in tests/support/marks.py; xdist's own order, by
+# first (tests/conftest.py orders them by SECONDS, in harness/support/marks.py; xdist's own order, by
 # number of tests, is turned off), so the run does not end on one of them.
 # Compile counts are per process, so they stay exact. One process per core: on two cores the suite
 # is CPU-bound, and 3 or 4 processes finished no sooner (docs/testing.md has the figures).

@@ -6,8 +6,8 @@ and each test's marks, set from those fixtures rather than by hand.
     make check   -m "not browser and not served and not lab"
 
 A test that uses a fixture of MARKS[mark] (directly or through another fixture) gets that mark; a test
-named in SLOW (its module, or its function) gets `slow` (both in tests/support/marks.py). Helpers
-shared by test modules live in tests/support/ (tests only) or harness/ (tests and benchmarks); no test
+named in SLOW (its module, or its function) gets `slow` (both in harness/support/marks.py). Helpers
+shared by test modules live in harness/support/ (tests only) or harness/ (tests and benchmarks); no test
 module imports another.
 """
 
@@ -21,7 +21,7 @@ import pytest  # noqa: E402
 jax.config.update("jax_numpy_dtype_promotion", "strict")
 jax.config.update("jax_numpy_rank_promotion", "raise")
 
-from tests.support.marks import GROUPS, MARKS, SECONDS, SLOW  # noqa: E402
+from harness.support.marks import GROUPS, MARKS, SECONDS, SLOW  # noqa: E402
 
 
 def scope(item) -> str:
@@ -91,8 +91,8 @@ def browser(chromium):
 @pytest.fixture(scope="session")
 def visit(chromium):
     """`visit(scenario)` runs `await scenario(browser)` in a Chromium of its own, from asyncio
-    (tests.support.visits.visit)."""
-    from tests.support.visits import visit
+    (harness.support.visits.visit)."""
+    from harness.support.visits import visit
 
     return visit
 
@@ -130,8 +130,8 @@ def dashboard_url(dashboard_server):
 
 @pytest.fixture(scope="module")
 def pages_to_read(browser, dashboard_url):
-    """The module's pages of the dashboard that tests only read (tests.support.dashboard.PagesToRead)."""
-    from tests.support.dashboard import PagesToRead
+    """The module's pages of the dashboard that tests only read (harness.support.dashboard.PagesToRead)."""
+    from harness.support.dashboard import PagesToRead
 
     pages = PagesToRead(browser, dashboard_url)
     yield pages
@@ -150,9 +150,9 @@ def page_to_read(pages_to_read):
 
 @pytest.fixture
 def checked_tasks(monkeypatch):
-    """`exercise(fn, task=...)` (widgets.exercise) answering from tests.support.checker.checked: each
+    """`exercise(fn, task=...)` (widgets.exercise) answering from harness.support.checker.checked: each
     exercise's checker runs once per process for a function, however many tests read its report."""
-    from tests.support.checker import checked
+    from harness.support.checker import checked
     from widgets.exercise import TASKS
 
     for task, (check, done) in list(TASKS.items()):
@@ -161,8 +161,8 @@ def checked_tasks(monkeypatch):
 
 @pytest.fixture(scope="session")
 def jupyter_lab():
-    """JupyterLab serving a folder: `with jupyter_lab(root) as url:` (tests.support.lab.lab)."""
-    from tests.support.lab import lab
+    """JupyterLab serving a folder: `with jupyter_lab(root) as url:` (harness.support.lab.lab)."""
+    from harness.support.lab import lab
 
     return lab
 

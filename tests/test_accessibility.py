@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.support.axe import AXE, violations
-from tests.support.dashboard import Dashboard, expected_weights
+from harness.support.axe import AXE, violations
+from harness.support.dashboard import Dashboard, expected_weights
 from widgets.hood import PANELS
 from widgets.settings import PRESETS
 

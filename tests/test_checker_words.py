@@ -10,8 +10,8 @@ import re
 
 import pytest
 
-from tests.support.catalogues import CASES, CATALOGUES, MISTAKES
-from tests.support.checker import checked, checker_files
+from harness.support.catalogues import CASES, CATALOGUES, MISTAKES
+from harness.support.checker import checked, checker_files
 
 
 @pytest.mark.parametrize("check", list(CATALOGUES), ids=lambda check: check.__name__)
@@ -22,7 +22,7 @@ def test_the_catalogues_name_every_mistake_of_every_exercise(check):
 
 @pytest.mark.parametrize(("check", "fn"), CASES, ids=[f"{c.__name__}-{f.__name__}" for c, f in CASES])
 def test_no_finding_names_a_file_of_the_checker(check, fn):
-    # A name on its own, not inside a longer one: the catalogues live in tests/support/ (e.g.
+    # A name on its own, not inside a longer one: the catalogues live in harness/support/ (e.g.
     # scan_step_learners.py, which the checker names as the learner's file).
     names = re.compile(r"(?<![\w/.])(" + "|".join(map(re.escape, checker_files())) + r")\b")
     report = checked(check, fn)

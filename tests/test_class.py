@@ -28,7 +28,7 @@ import time
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 from harness.pages import settled
-from tests.support.make import READY
+from harness.support.make import READY
 from widgets.model import Model
 
 STUDENTS = 6

@@ -1,6 +1,6 @@
 """check_momentum_step and check_scheduled_step against learners' functions, right and wrong.
 
-The functions, MOMENTUM and SCHEDULE, are in tests/support/carry_learners.py, each written as a
+The functions, MOMENTUM and SCHEDULE, are in harness/support/carry_learners.py, each written as a
 learner would write it; each must get exactly its codes, and every failing finding must print the
 numbers it compares.
 """
@@ -13,7 +13,7 @@ import pytest
 
 import core
 from core.exercises import carry
-from tests.support.carry_learners import (
+from harness.support.carry_learners import (
     MOMENTUM,
     SCHEDULE,
     assert_carry_report,

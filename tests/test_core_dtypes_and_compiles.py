@@ -101,7 +101,7 @@ def test_stable_runs_agree_bit_for_bit_on_every_path():
 
 @pytest.mark.parametrize("dtype", [jnp.bfloat16, jnp.float16])
 def test_low_precision_values_follow_the_reference(dtype):
-    from tests.support.reference import reference_history
+    from harness.support.reference import reference_history
 
     x, y = core.make_batches(20, 8, seed=3, noise=0.1, dtype=dtype)
     lr = 0.3 * core.critical_lr(x)

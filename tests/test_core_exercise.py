@@ -1,6 +1,6 @@
 """check_training_step against a catalogue of learners' scan_training_step, right and wrong.
 
-The catalogue, RIGHT and WRONG, is in tests/support/scan_step_learners.py: each implementation is
+The catalogue, RIGHT and WRONG, is in harness/support/scan_step_learners.py: each implementation is
 written the way a learner would write it, in several styles (the seed's closure over lr, lr in the
 carry, fori_loop, a Python loop inside jit, a Python loop outside jit around a jitted step, plain
 NumPy). Each must get exactly its codes; every failing finding must print the numbers it compares.
@@ -17,7 +17,7 @@ from jax import lax
 import core
 from core import exercise
 from core.exercises import reading, scan_step
-from tests.support.scan_step_learners import (
+from harness.support.scan_step_learners import (
     RIGHT,
     WRONG,
     accumulated_with_vmap,

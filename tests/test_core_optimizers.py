@@ -11,7 +11,7 @@ import pytest
 import core
 from core import OPTIMIZERS, SCHEDULES, OptimizerHistory, lr_schedule, optimizer_history
 from core.products import log_radius_momentum
-from tests.support.reference import optimizer_update
+from harness.support.reference import optimizer_update
 
 CASES = 50
 SHAPES = [(1, 1), (7, 3), (24, 16)]

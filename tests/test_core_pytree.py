@@ -14,7 +14,7 @@ import core
 from core.optimizers import OPTIMIZERS, make_optimizer
 from core.products import log_radius_intercept
 from core.pytree import PytreeHistory, pytree_histories, pytree_history
-from tests.support.reference import optimizer_update
+from harness.support.reference import optimizer_update
 
 CASES = 50
 ENGINE = core.HistoryEngine(max_steps=12, max_batch=6)

@@ -1,6 +1,6 @@
 """check_pytree_step against learners' pytree_training_step, right and wrong, and its designed cases.
 
-The catalogue, PYTREE, is in tests/support/pytree_learners.py, each function written as a learner
+The catalogue, PYTREE, is in harness/support/pytree_learners.py, each function written as a learner
 would write it; each must get exactly its codes, and every failing finding must print the numbers
 it compares. The float64 models are checked against the engine (core.pytree_history) and Optax, and
 the cases against each other: every mistake gives numbers of its own.
@@ -14,7 +14,7 @@ import pytest
 from jax import lax
 
 import core
-import tests.support.learner_corpus as corpus
+import harness.support.learner_corpus as corpus
 from core.exercises import (
     EXERCISES,
     PYTREE_CHECKS,
@@ -24,8 +24,8 @@ from core.exercises import (
     pytree_step,
     reading,
 )
-from tests.support.carry_learners import assert_carry_report
-from tests.support.pytree_learners import (
+from harness.support.carry_learners import assert_carry_report
+from harness.support.pytree_learners import (
     PYTREE,
     loss,
     pytree_every_step,

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import core
-from tests.support.reference import reference_history
+from harness.support.reference import reference_history
 
 SHAPES = [(1, 1), (1, 7), (2, 1), (3, 3), (5, 16), (17, 2), (33, 100), (64, 9)]
 CASES = [(i, *SHAPES[i % len(SHAPES)], loss) for i in range(28) for loss in ("sum", "mean")]

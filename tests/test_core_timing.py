@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from core import timing
-from tests.support.reference import reference_history
+from harness.support.reference import reference_history
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -20,14 +20,14 @@ import pytest
 from playwright.sync_api import Page
 
 import core
-from tests.support.dashboard import (
+from harness.support.dashboard import (
     STACK_MISMATCHES,
     STACK_PINS,
     Dashboard,
     expected_weights,
     version_mismatch,
 )
-from tests.support.reference import batches_for
+from harness.support.reference import batches_for
 from widgets.model import MAP_BATCH_SIZES, MAP_LRS, MAP_MOMENTA
 from widgets.settings import DEFAULTS, PRESETS, RANGES, to_query
 

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from harness.server import free_ports
+from harness.support.lab import run_all
 from serving.classroom import keep_copy
-from tests.support.lab import run_all
 
 ROOT = Path(__file__).resolve().parent.parent
 JUPYTER = Path(sys.executable).parent / "jupyter"  # make test adds JupyterLab to its environment

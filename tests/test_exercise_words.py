@@ -14,8 +14,8 @@ import pytest
 
 import core
 from core.exercises import EXERCISES
-from tests.support.catalogues import CASES, forgets_to_count
-from tests.support.checker import assert_no_empty_field, report_rows
+from harness.support.catalogues import CASES, forgets_to_count
+from harness.support.checker import assert_no_empty_field, report_rows
 from widgets import exercise
 from widgets.exercise import TASKS, ExerciseReport
 

@@ -24,7 +24,7 @@ from traitlets import TraitError
 import core
 import widgets.explorer
 import widgets.stability
-from tests.support.reference import batches_for
+from harness.support.reference import batches_for
 from widgets import DEFAULTS, PRESETS, Explorer
 from widgets.axes import SignedLog, figure_scale
 from widgets.chart import TRACE_TYPES

@@ -20,7 +20,7 @@ from pathlib import Path
 import yaml
 
 from harness.server import free_port, stop_group, wait_until_answers
-from tests.support.lab import ACCUMULATED, JUPYTER, run_all
+from harness.support.lab import ACCUMULATED, JUPYTER, run_all
 
 ROOT = Path(__file__).resolve().parent.parent
 KEEP = ROOT / "serving" / "keep_exercise.sh"

@@ -13,7 +13,7 @@ import asyncio
 import pytest
 
 from harness.pages import PAGE_STATE, differences, expected_charts, page_settings, settled
-from tests.support.visits import SETTLE_S, charts_shown, type_value
+from harness.support.visits import SETTLE_S, charts_shown, type_value
 from widgets.model import Model
 from widgets.settings import DEFAULTS
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.axe import AXE
-from tests.support.lab import ACCUMULATED, open_notebook, run_all
+from harness.support.axe import AXE
+from harness.support.lab import ACCUMULATED, open_notebook, run_all
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -8,8 +8,8 @@ import re
 import pytest
 
 from core.exercises import EXERCISES
-from tests.support.checker import assert_no_empty_field, checker_files
-from tests.support.learner_corpus import CORPUS
+from harness.support.checker import assert_no_empty_field, checker_files
+from harness.support.learner_corpus import CORPUS
 from widgets.exercise import exercise
 
 CASES = [(task, fn, codes) for task, catalogue in CORPUS.items() for fn, codes in catalogue.items()]

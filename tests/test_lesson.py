@@ -9,7 +9,7 @@ import pytest
 
 import core
 from core import lesson
-from tests.support.reference import batches_for, reference_history
+from harness.support.reference import batches_for, reference_history
 from widgets import DEFAULTS
 from widgets.model import MAP_LRS, Model
 

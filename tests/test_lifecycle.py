@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.dashboard import Dashboard, chart_context
+from harness.support.dashboard import Dashboard, chart_context
 
 DASHBOARD_KERNEL = Path(__file__).resolve().parent.parent / "serving" / "dashboard_kernel.py"
 

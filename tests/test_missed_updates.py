@@ -19,7 +19,7 @@ import re
 import pytest
 
 from harness.pages import PAGE_STATE, page_settings, settled
-from tests.support.visits import SETTLE_S, charts_shown, readout, type_value
+from harness.support.visits import SETTLE_S, charts_shown, readout, type_value
 from widgets.model import Model
 from widgets.settings import DEFAULTS
 

@@ -22,7 +22,7 @@ from core.own_data import (
     max_steps,
     parse_csv,
 )
-from tests.support.own_data import BAD_FILES
+from harness.support.own_data import BAD_FILES
 
 ROOT = Path(__file__).resolve().parent.parent
 

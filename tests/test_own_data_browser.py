@@ -10,9 +10,9 @@ import numpy as np
 
 import core
 from harness.pages import PAGE_STATE, differences, expected_charts
-from tests.support.dashboard import Dashboard
-from tests.support.lab import ROOT, open_notebook
-from tests.support.own_data import BAD_FILES
+from harness.support.dashboard import Dashboard
+from harness.support.lab import ROOT, open_notebook
+from harness.support.own_data import BAD_FILES
 from widgets.model import Model
 from widgets.settings import DEFAULTS, Settings, sanitize
 

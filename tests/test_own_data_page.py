@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import core
-from tests.support.own_data import BAD_FILES
+from harness.support.own_data import BAD_FILES
 from widgets import Explorer
 from widgets.model import MAP_BATCH_SIZES, MAP_LRS, Model
 from widgets.own_data import UPLOAD_LABEL

@@ -43,7 +43,7 @@ import numpy as np
 import pytest
 
 from harness.protocol import CONTROLS, Session, pack
-from tests.support.loop import Loop
+from harness.support.loop import Loop
 from widgets.controls import KIND_LABELS
 from widgets.model import MAP_BATCH_SIZES, MAP_LRS
 from widgets.settings import CHOICES, FLAGS, INTEGERS, RANGES, from_query, sanitize

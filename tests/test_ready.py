@@ -7,7 +7,7 @@ while each still runs app.ipynb (30 kernels on two cores: about 34 s early). ser
 
 import time
 
-from tests.support.make import READY, dry_run
+from harness.support.make import READY, dry_run
 
 
 def test_make_run_says_what_line_to_wait_for():

@@ -11,7 +11,7 @@ import time
 import numpy as np
 import pytest
 
-from tests.support.dashboard import Dashboard, expected_weights
+from harness.support.dashboard import Dashboard, expected_weights
 from widgets.playback import PLAY_TIME, pace
 from widgets.settings import DEFAULTS, PRESETS, to_query
 

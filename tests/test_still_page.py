@@ -7,8 +7,8 @@ import re
 import numpy as np
 import pytest
 
-from tests.support.axe import violations
-from tests.support.dashboard import chart_context, expected_weights
+from harness.support.axe import violations
+from harness.support.dashboard import chart_context, expected_weights
 from widgets.settings import DEFAULTS
 
 HELD = re.compile(r".*\.voila\.js(\?.*)?$")  # Voila's scripts

@@ -1,20 +1,20 @@
 """The suite's own rules (tests/conftest.py): no test module imports another (what they share is in
-tests/support/ or harness/), marks come from the fixtures a test uses rather than by hand, and a
+harness/support/ or harness/), marks come from the fixtures a test uses rather than by hand, and a
 `make run` server is started only through the make_run fixture, so that it is marked `served`."""
 
 import ast
 import re
 from pathlib import Path
 
-from tests.support.marks import GROUPS, SECONDS, SLOW
+from harness.support.marks import GROUPS, SECONDS, SLOW
 
 TESTS = Path(__file__).resolve().parent
 MODULES = sorted(TESTS.glob("test_*.py"))
-SUPPORT = sorted((TESTS / "support").glob("*.py"))
+SUPPORT = sorted((TESTS.parent / "harness" / "support").glob("*.py"))
 
 
 def _imported(path: Path) -> set[str]:
-    """Every module a file imports, as written (`tests.test_x`, `test_x`, `tests.support.y`)."""
+    """Every module a file imports, as written (`tests.test_x`, `test_x`, `harness.support.y`)."""
     names = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
@@ -38,22 +38,24 @@ def _test_modules_imported(path: Path) -> set[str]:
 
 def test_no_test_module_imports_another():
     found = {(path.name, name) for path in MODULES + SUPPORT for name in _test_modules_imported(path)}
-    assert found == set(), "move what they share to tests/support/"
+    assert found == set(), "move what they share to harness/support/"
     # An empty `found` would also come of reading no import at all: the same reading sees what the
-    # learner catalogues' modules import from tests/support/ (the test module imports they replaced),
+    # learner catalogues' modules import from harness/support/ (the test module imports they replaced),
     # and test_the_check_sees_both_import_styles that it would name a test module in their place.
     shared = {(path.name, name) for path in MODULES + SUPPORT for name in _imported(path)}
     assert shared >= {
-        ("catalogues.py", "tests.support.scan_step_learners"),
-        ("catalogues.py", "tests.support.carry_learners"),
-        ("catalogues.py", "tests.support.pytree_learners"),
-        ("test_core_pytree_exercise.py", "tests.support.carry_learners"),
+        ("catalogues.py", "harness.support.scan_step_learners"),
+        ("catalogues.py", "harness.support.carry_learners"),
+        ("catalogues.py", "harness.support.pytree_learners"),
+        ("test_core_pytree_exercise.py", "harness.support.carry_learners"),
     }, "the check reads imports at all"
 
 
 def test_the_check_sees_both_import_styles(tmp_path):
     module = tmp_path / "test_x.py"
-    module.write_text("from tests.test_lab import run_all\nimport test_ready\nfrom tests.support import lab")
+    module.write_text(
+        "from tests.test_lab import run_all\nimport test_ready\nfrom harness.support import lab"
+    )
     assert _test_modules_imported(module) == {"test_lab", "test_ready"}
 
 

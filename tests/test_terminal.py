@@ -14,8 +14,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from harness.support.make import dry_run
 from serving.trust import trust
-from tests.support.make import dry_run
 
 ROOT = Path(__file__).resolve().parent.parent
 

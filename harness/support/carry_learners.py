@@ -2,7 +2,7 @@
 momentum_training_step(w, lr, momentum, x_batches, y_batches), and SCHEDULE,
 scheduled_training_step(w, lr_schedule, x_batches, y_batches), right and wrong; and
 assert_carry_report, what a report of the carry checks (core.CARRY_CHECKS, the pytree exercise's too)
-must say of a function. tests/test_core_carry_exercises.py runs them; tests/support/catalogues.py
+must say of a function. tests/test_core_carry_exercises.py runs them; harness/support/catalogues.py
 gathers them.
 """
 

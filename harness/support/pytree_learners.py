@@ -1,6 +1,6 @@
 """The learners' pytree_training_step(params, lr, x_batches, y_batches) that check_pytree_step is
 run on, right and wrong, each with the codes it must get (PYTREE). tests/test_core_pytree_exercise.py
-runs them; tests/support/catalogues.py gathers them.
+runs them; harness/support/catalogues.py gathers them.
 """
 
 import jax

@@ -10,7 +10,7 @@ import numpy as np
 
 import core
 from harness.protocol import Message
-from tests.support.reference import batches_for
+from harness.support.reference import batches_for
 from widgets.axes import SignedLog
 from widgets.stability import BOX, TRACES_PER_LOSS
 

@@ -11,11 +11,11 @@ import jax.numpy as jnp
 from jax import lax
 
 import core
-import tests.support.learner_corpus as corpus
+import harness.support.learner_corpus as corpus
 from core.exercises import PYTREE_MISTAKES, check_pytree_step
-from tests.support.carry_learners import MOMENTUM, SCHEDULE
-from tests.support.pytree_learners import PYTREE
-from tests.support.scan_step_learners import RIGHT, WRONG, forgets_to_count
+from harness.support.carry_learners import MOMENTUM, SCHEDULE
+from harness.support.pytree_learners import PYTREE
+from harness.support.scan_step_learners import RIGHT, WRONG, forgets_to_count
 
 __all__ = ["CASES", "CATALOGUES", "MISTAKES", "forgets_to_count"]
 

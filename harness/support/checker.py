@@ -78,7 +78,7 @@ _REPORTS = {}
 def checked(check, fn):
     """`check(fn)`'s report, run once per process for each (check, fn): the catalogues' tests
     (test_checker_words, test_exercise_words, test_learner_corpus) read the same learners'
-    functions through the same checker. tests/support/marks.py keeps those modules in one process."""
+    functions through the same checker. harness/support/marks.py keeps those modules in one process."""
     key = (check, fn)
     if key not in _REPORTS:
         _REPORTS[key] = check(fn)

@@ -2,7 +2,7 @@
 RIGHT, right answers in several styles (the seed's closure over lr, lr in the carry, fori_loop, a scan
 over indices), and WRONG, one function for each mistake the checker names with the codes it must
 get (a Python loop inside jit or around a jitted step, plain NumPy, ...), and forgets_to_count, which
-never returns. tests/test_core_exercise.py runs them; tests/support/catalogues.py gathers them.
+never returns. tests/test_core_exercise.py runs them; harness/support/catalogues.py gathers them.
 """
 
 import functools

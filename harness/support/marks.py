@@ -48,7 +48,7 @@ SLOW = {
     "test_project::test_make_lab_installs_jupyterlab_into_the_dashboards_environment_without_moving_a_pin",
 }
 
-# Modules that read the same checker reports (tests.support.checker.checked), which are run once per
+# Modules that read the same checker reports (harness.support.checker.checked), which are run once per
 # process: in one process, each learner's function is checked once.
 GROUPS = dict.fromkeys(
     ("test_checker_words", "test_exercise_words", "test_learner_corpus"), "checker reports"
