@@ -12,6 +12,7 @@ import core
 from harness.protocol import Message
 from harness.support.reference import batches_for
 from widgets.axes import SignedLog
+from widgets.batch import LIVE
 from widgets.stability import BOX, TRACES_PER_LOSS
 
 
@@ -90,6 +91,15 @@ class Dashboard:
     def sent(self, text: str) -> int:
         """How many of the frames the page sent over its websockets contain `text`."""
         return sum(text in _text(frame) for frame in self.frames_sent)
+
+    def wait_for_sent(self, text: str, timeout_ms: int = 30_000) -> None:
+        """Wait until the page has sent a frame containing `text` (Playwright's sync API records
+        frames only while it waits with the page, hence `wait_for_timeout`, never `time.sleep`)."""
+        for _ in range(timeout_ms // 50):
+            if self.sent(text):
+                return
+            self.page.wait_for_timeout(50)
+        raise AssertionError(f"the page never sent {text!r} within {timeout_ms} ms")
 
     def widget_messages(self, since: int) -> list[dict]:
         """The data of each widget message the page received after its first `since` frames."""
@@ -321,6 +331,9 @@ class PagesToRead:
         key = (query, viewport, tuple(sorted(options.items())))
         if key not in self.pages:
             self.pages[key] = Dashboard(self.browser, self.url + query, viewport=viewport, **options)
+            # The charts can be drawn before the page's last opening message (the batch's LIVE, a
+            # round trip after its code ran) has left it: a slow machine counted it as a test's.
+            self.pages[key].wait_for_sent(LIVE)
         page = self.pages[key]
         page.page.evaluate(AS_OPENED)  # also hands Playwright the frames that came meanwhile
         self.lent.append((page, page.sent('"comm_msg"')))
