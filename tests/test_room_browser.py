@@ -24,16 +24,21 @@ VIEWS = {
 KEPT = ["Download plot as a PNG", "Zoom", "Reset axes"]  # Plotly's titles of the buttons kept
 
 
-def _open(browser, url, view: str, query: str = "", **options) -> Dashboard:
+def _view(view: str, query: str = "") -> tuple[str, tuple, dict]:
+    """The address (`view`'s own query joined with `query`), window and device of `view`."""
     path, viewport, device = VIEWS[view]
-    joined = path + ("&" if path else "?") + query if query else path
-    return Dashboard(browser, url + joined, viewport=viewport, **device, **options)
+    return (path + ("&" if path else "?") + query if query else path), viewport, device
+
+
+def _open(browser, url, view: str, query: str = "", **options) -> Dashboard:
+    address, viewport, device = _view(view, query)
+    return Dashboard(browser, url + address, viewport=viewport, **device, **options)
 
 
 def _read(page_to_read, view: str) -> Dashboard:
     """The page at `view`, shared by the module's tests that only read it."""
-    path, viewport, device = VIEWS[view]
-    return page_to_read(path, viewport, **device)
+    address, viewport, device = _view(view)
+    return page_to_read(address, viewport, **device)
 
 
 # Whether the element matched by `selector` is in the window and is what is drawn at its middle
