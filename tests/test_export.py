@@ -20,8 +20,8 @@ from widgets.projector import PROJECTOR
 from widgets.settings import (
     DEFAULTS,
     FLAGS,
+    LEAF_FIELDS,
     PRESETS,
-    PYTREE_FIELDS,
     Presentation,
     from_query,
     presentation_from_query,
@@ -204,7 +204,7 @@ def test_hide_hides_the_named_controls_and_the_link_keeps_both():
     explorer = Explorer(DEFAULTS._replace(lr=0.05), background=False, presentation=presentation)
     # Hidden too: the w, b model's under the lesson's w, and the data of rows' flags under generated data.
     hidden = [name for name, widget in explorer.inputs.items() if widget.layout.display == "none"]
-    assert [name for name in hidden if name not in FLAGS] == ["noise", "seed", *PYTREE_FIELDS]
+    assert [name for name in hidden if name not in FLAGS] == ["noise", "seed", *LEAF_FIELDS["b"]]
     assert set(FLAGS) <= set(hidden)
     explorer.apply(explorer.settings._replace(model="w,b"))
     hidden = [name for name, widget in explorer.inputs.items() if widget.layout.display == "none"]

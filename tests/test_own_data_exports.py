@@ -16,7 +16,7 @@ import core
 from widgets.export import ExportBar, data_csv, run_csv
 from widgets.model import Model, overlaid
 from widgets.script import DATA_FILENAME, EMBEDDED_ROWS, training_script
-from widgets.settings import DEFAULTS, of_rows, pytree
+from widgets.settings import DEFAULTS, leaves, of_rows
 
 # Values that repr writes with 17 digits, and names a script must keep in ASCII on a comment line.
 SMALL = core.parse_csv(
@@ -128,8 +128,8 @@ def test_the_script_of_data_of_rows_ends_where_the_explorer_does(exported, case)
 
 def test_the_cases_cover_the_models_the_flags_and_both_ways_of_giving_the_rows(exported):
     settings = [case[0] for case in exported.values()]
-    assert {(s.kind, pytree(s), s.standardize) for s in settings} >= {
-        ("engel", m, f) for m in (False, True) for f in (False, True)
+    assert {(s.kind, leaves(s), s.standardize) for s in settings} >= {
+        ("engel", m, f) for m in (("w",), ("w", "b")) for f in (False, True)
     }
     assert any(s.replace and s.kind == "engel" and s.N * s.B > 235 for s in settings)
     assert any(s.replace and s.kind == "own" and s.N * s.B > SMALL.x.size for s in settings)

@@ -4,7 +4,21 @@ import math
 
 import pytest
 
-from widgets.settings import DEFAULTS, PRESETS, RANGES, Settings, from_query, sanitize, to_query
+import core.model
+from widgets.model import params
+from widgets.settings import (
+    CHOICES,
+    DEFAULTS,
+    LEAF_FIELDS,
+    PRESETS,
+    RANGES,
+    Settings,
+    from_query,
+    leaves,
+    reads,
+    sanitize,
+    to_query,
+)
 
 
 @pytest.mark.parametrize(
@@ -106,3 +120,13 @@ def test_a_w_b_link_round_trips_and_the_w_model_keeps_its_links():
     assert from_query(query) == (settings, [])
     # A link of the lesson's w names none of the w, b model's fields: yesterday's links still read.
     assert "model" not in to_query(DEFAULTS) and from_query("lr=0.1&N=5&B=2&loss=sum")[0].model == "w"
+
+
+@pytest.mark.parametrize("model", CHOICES["model"])
+def test_each_model_is_its_leaves_and_reads_only_their_fields(model):
+    settings = DEFAULTS._replace(model=model)
+    assert leaves(settings) == core.model.leaves(params(settings)) == tuple(model.split(","))
+    owned = {name: leaf for leaf, fields in LEAF_FIELDS.items() for name in fields}
+    assert set(owned) == {"b0", "true_b", "x_mean"}
+    for name in Settings._fields:
+        assert reads(settings, name) == (name not in owned or owned[name] in leaves(settings)), name

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import html
 import os
+from itertools import chain
 
 import ipywidgets as ipw
 
@@ -38,14 +39,14 @@ from widgets.settings import (
     DEFAULTS,
     FLAGS,
     GENERATED_FIELDS,
+    LEAF_FIELDS,
     PRESETS,
-    PYTREE_FIELDS,
     Presentation,
     Settings,
     momentum_used,
     of_rows,
     page_request,
-    pytree,
+    reads,
     sanitize,
     to_query,
 )
@@ -501,13 +502,14 @@ class Explorer:
         self.inputs["momentum"].disabled = not used
         shown = not used and "momentum" not in self.presentation.hide
         self.momentum_note.layout.display = None if shown else "none"
-        # The w, b model's controls while it is chosen; generated data's, or data of rows' flags.
+        # The controls of the model's leaves; generated data's, or data of rows' flags.
         rows = of_rows(self.settings)
-        for name in {*PYTREE_FIELDS, *GENERATED_FIELDS, *FLAGS}:
-            shown = name not in self.presentation.hide and not (
-                (name in PYTREE_FIELDS and not pytree(self.settings))
-                or (name in GENERATED_FIELDS and rows)
-                or (name in FLAGS and not rows)
+        for name in {*chain(*LEAF_FIELDS.values()), *GENERATED_FIELDS, *FLAGS}:
+            shown = (
+                name not in self.presentation.hide
+                and reads(self.settings, name)
+                and not (name in GENERATED_FIELDS and rows)
+                and not (name in FLAGS and not rows)
             )
             self.inputs[name].layout.display = None if shown else "none"
             if name in self.flag_notes:

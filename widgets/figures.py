@@ -41,7 +41,7 @@ from widgets.chart import (
 )
 from widgets.landscape import Landscape, Plane, left_frame
 from widgets.model import LOSSES, Result, overlaid
-from widgets.settings import pytree
+from widgets.settings import leaves
 
 # w per step for each loss, and w* as a dashed line: the trajectory and sum-vs-mean charts.
 _WEIGHTS_AND_OPTIMUM = [
@@ -107,7 +107,7 @@ def _diverging_scale(result: Result, runs) -> SignedLog | None:
     """A SignedLog scale when any of `runs` (core histories) diverged, else None."""
     if any(h.diverged_at is not None for h in runs):
         s = result.settings
-        if pytree(s):  # w and b share the axis
+        if "b" in leaves(s):  # w and b share the axis
             return SignedLog.around(s.w0, result.w_star, s.b0, result.b_star)
         return SignedLog.around(s.w0, result.w_star)
     return None
@@ -127,7 +127,7 @@ class WeightChart(Chart):
         return with_paths(layout, self.layout_update(result, view))
 
     def layout_update(self, result, view):
-        both = pytree(result.settings) and self.pytree_title
+        both = "b" in leaves(result.settings) and self.pytree_title
         words = _scale_words(self.scale(result, view), "w and b" if both else "weight w")
         return {**words, "title.text": self.pytree_title if both else self.title}
 
@@ -198,7 +198,7 @@ class Trajectory(WeightChart):
     def _biases(self, result, view, scale) -> list[dict]:
         """b per step for each loss shown and b*, under the w, b model; hidden under w."""
         s = result.settings
-        if not pytree(s):
+        if "b" not in leaves(s):
             return [NONE] * len(_BIASES_AND_OPTIMUM)
         steps = step_numbers(s.N + 1)
         return [
@@ -435,13 +435,13 @@ class Divergence(Chart):
     def series(self, result, view):
         s = result.settings
         steps = step_numbers(s.N)
-        both = pytree(s)
+        matrix = len(leaves(s)) > 1  # H_k is a matrix: its largest eigenvalue bounds the step
         return [
             {
                 "x": steps,
                 "y": plottable(np.abs(result.factors[loss])),
                 "visible": shown(view, loss),
-                "name": name if both else style["name"],
+                "name": name if matrix else style["name"],
             }
             for loss, name, style in zip(
                 LOSSES,

@@ -25,7 +25,7 @@ import numpy as np
 import core
 from core.contours import Contours, loss_contours, nearest_minimum, valley_ratio
 from widgets.rows import Rows, stitched_map
-from widgets.settings import RANGES, Settings, of_rows, pytree
+from widgets.settings import RANGES, Settings, leaves, of_rows, reads
 
 LOSSES = ("sum", "mean")
 LANDSCAPE_POINTS = 241
@@ -122,7 +122,7 @@ def kept_range(previous, new: list[float]) -> list[float]:
 
 def params(s: Settings) -> dict:
     """The run's starting params, a leaf per feature of the model: {"w": w0}, or {"w": w0, "b": b0}."""
-    return {"w": s.w0, "b": s.b0} if pytree(s) else {"w": s.w0}
+    return {leaf: getattr(s, f"{leaf}0") for leaf in leaves(s)}
 
 
 def overlaid(s: Settings) -> bool:
@@ -210,7 +210,7 @@ class Model:
         model's: under "w" the data are the lesson's, whatever they say."""
         if of_rows(s):
             return self.rows.key(s)
-        shift = (s.x_mean, s.true_b) if pytree(s) else (0.0, 0.0)
+        shift = tuple(getattr(s, name) if reads(s, name) else 0.0 for name in ("x_mean", "true_b"))
         return (s.seed, s.kind, s.true_w, s.noise, *shift)
 
     def theory_key(self, s: Settings) -> tuple:
@@ -314,10 +314,10 @@ class Model:
     def _data_for(s: Settings, x: np.ndarray, y: np.ndarray, batches: core.PaddedBatches) -> _Data:
         """The float64 theory of `s`'s (N, B) batches x, y (NumPy: it runs while the scan does)."""
         moments = core.moments(x, y)
-        if pytree(s):
-            w_star, b_star = core.optimum(moments, intercept=True)
-            return _Data(moments, batches, w_star, core.critical_lrs(moments, intercept=True), b_star)
-        return _Data(moments, batches, core.optimum(moments), core.critical_lrs(moments))
+        intercept = "b" in leaves(s)  # the feature 1 beside x
+        star = core.optimum(moments, intercept=intercept)
+        w_star, b_star = star if intercept else (star, None)
+        return _Data(moments, batches, w_star, core.critical_lrs(moments, intercept=intercept), b_star)
 
     def compute(self, s: Settings) -> Result:
         corner, data_set = (s.N, s.B), self.theory_key(s)

@@ -24,7 +24,7 @@ from core import data, optimizers
 from core.model import FEATURES
 from widgets.figures import run_name
 from widgets.model import overlaid, params
-from widgets.settings import Settings, of_rows, pytree
+from widgets.settings import Settings, of_rows, reads
 
 _HEAD = '''"""A ScanLab run, exported from the explorer.{link}
 
@@ -67,7 +67,7 @@ def make_batches():
 
 # The carry is the params pytree, {"w": w} for the lesson's model and {"w": w, "b": b} for the model
 # with an intercept: one loop for both, every leaf updated with jax.tree.map.
-_PYTREE_SETTINGS = """B0 = {b0!r}  # initial intercept: the carry is params = {{"w": W0, "b": B0}}
+_INTERCEPT_SETTINGS = """B0 = {b0!r}  # initial intercept: the carry is params = {{"w": W0, "b": B0}}
 TRUE_B = {true_b!r}  # the data follow y = TRUE_W * x + TRUE_B + NOISE * eps
 X_MEAN = {x_mean!r}  # x is centred here: far from 0, w and b pull on each other
 """
@@ -181,7 +181,7 @@ def make_batches():
 {train}'''
 )
 
-_ROWS_PYTREE_SETTINGS = """B0 = {b0!r}  # initial intercept: the carry is params = {{"w": W0, "b": B0}}
+_ROWS_INTERCEPT_SETTINGS = """B0 = {b0!r}  # initial intercept: the carry is params = {{"w": W0, "b": B0}}
 """
 
 _ENGEL = f"""# The data, the explorer's example: {core.EXAMPLE_TITLE}.
@@ -241,8 +241,8 @@ def training_script(settings: Settings, link: str = "", *, table: core.Table | N
     # A link is a visitor's URL: keep it to ASCII that cannot end the docstring or escape from it.
     safe_link = "".join(c for c in link if c.isascii() and c.isprintable() and c not in '"\\')[:500]
     grown = overlaid(settings)
-    both = pytree(settings)
     start = params(settings)
+    intercept = "b" in start
     values = settings._asdict()
     common = {
         "link": f"\nShare link: {safe_link}" if safe_link else "",
@@ -265,7 +265,7 @@ def training_script(settings: Settings, link: str = "", *, table: core.Table | N
         rows_data, note = _rows_data(settings, table)
         script = _ROWS_TEMPLATE.format(
             data_note=note,
-            model_settings=_ROWS_PYTREE_SETTINGS.format(**values) if both else "",
+            model_settings=_ROWS_INTERCEPT_SETTINGS.format(**values) if intercept else "",
             data=rows_data,
             **common,
         )
@@ -273,9 +273,9 @@ def training_script(settings: Settings, link: str = "", *, table: core.Table | N
         script = _TEMPLATE.format(
             data_note="",
             row_normals=inspect.getsource(data._row_normals),
-            model_settings=_PYTREE_SETTINGS.format(**values) if both else "",
-            shift_x="    x = x + X_MEAN\n" if both and settings.x_mean else "",
-            shift_y="    y = y + TRUE_B\n" if both and settings.true_b else "",
+            model_settings=_INTERCEPT_SETTINGS.format(**values) if intercept else "",
+            shift_x="    x = x + X_MEAN\n" if reads(settings, "x_mean") and settings.x_mean else "",
+            shift_y="    y = y + TRUE_B\n" if reads(settings, "true_b") and settings.true_b else "",
             **common,
         )
     if not grown:

@@ -85,13 +85,20 @@ GENERATED_FIELDS = ("true_w", "noise", "true_b", "x_mean")
 """The controls that shape generated data, which data of rows do not read (hidden for them)."""
 
 
-PYTREE_FIELDS = ("b0", "true_b", "x_mean")
-"""The controls of the `w,b` model only: shown, and read, while `model` is "w,b"."""
+LEAF_FIELDS = {"b": ("b0", "true_b", "x_mean")}
+"""The controls a leaf of the model brings, shown and read only while the model has that leaf: the
+intercept's start, and the generated data's intercept and mean of x, which give it something to fit."""
 
 
-def pytree(settings: Settings) -> bool:
-    """Whether the carry is the parameter pytree {"w", "b"} (the model y = w*x + b)."""
-    return settings.model == "w,b"
+def leaves(settings: Settings) -> tuple[str, ...]:
+    """The model's leaves, in `core.model.FEATURES`' order: ("w",) for y = w*x, ("w", "b") for
+    y = w*x + b. The run's carry is the params pytree over them."""
+    return tuple(settings.model.split(","))
+
+
+def reads(settings: Settings, name: str) -> bool:
+    """Whether the model of `settings` reads the field `name`: not a field of a leaf it lacks."""
+    return all(name not in fields or leaf in leaves(settings) for leaf, fields in LEAF_FIELDS.items())
 
 
 def of_rows(settings: Settings) -> bool:

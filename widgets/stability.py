@@ -34,7 +34,7 @@ import plotly.graph_objects as go
 from widgets.batch import or_unbatched
 from widgets.chart import COLORS, base_layout, plottable
 from widgets.model import LOSSES, MAP_BATCH_SIZES, MAP_LRS, MAP_MOMENTA, Model, params
-from widgets.settings import Settings, of_rows, pytree
+from widgets.settings import Settings, leaves, of_rows
 from widgets.surface import send
 
 # Cells are placed at (log10 lr, log2 B) or (log10 lr, momentum) on linear axes, labelled in lr and
@@ -348,19 +348,16 @@ MOMENTUM_CHART = StabilityChart(_MOMENTUM_ROWS)
 CHARTS = {"B": CHART, "momentum": MOMENTUM_CHART}  # by the `map` setting
 
 
-KEY = (
-    "Colour: log10 |w_N − w*|, how far the weight ends from w* (the least-squares weight) after N "
+KEYS = {
+    ("w",): "Colour: log10 |w_N − w*|, how far the weight ends from w* (the least-squares weight) after N "
     "steps: −6 is on it, 0 one unit away, 3 a thousand away. The critical lr of theory is the lr at "
-    "which the error stops shrinking: right of the dashed line, theory says a run diverges."
-)
-"""What the map's colour and dashed line mean, in words, under it."""
-PYTREE_KEY = (
-    "Colour: log10 |(w, b)_N − (w*, b*)|, how far the params end from the least-squares (w*, b*) "
+    "which the error stops shrinking: right of the dashed line, theory says a run diverges.",
+    ("w", "b"): "Colour: log10 |(w, b)_N − (w*, b*)|, how far the params end from the least-squares (w*, b*) "
     "after N steps: −6 is on it, 0 one unit away, 3 a thousand away. The critical lr of theory is the "
     "largest lr the valley's steepest direction allows: right of the dashed line, theory says a run "
-    "diverges."
-)
-"""KEY under the w, b model."""
+    "diverges.",
+}
+"""What the map's colour and dashed line mean, in words, under it, for each model's leaves."""
 
 BLANK_ROWS = (
     " Blank rows: batch sizes whose N batches need more rows than the data have (tick replace to use "
@@ -379,7 +376,7 @@ def _running_loop() -> asyncio.AbstractEventLoop | None:
 
 def map_key_text(settings: Settings) -> str:
     """The words under the map: what its symbols mean, for the model and the data."""
-    text = PYTREE_KEY if pytree(settings) else KEY
+    text = KEYS[leaves(settings)]
     if of_rows(settings) and not settings.replace and settings.map == "B":
         text += BLANK_ROWS
     return text

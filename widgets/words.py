@@ -17,7 +17,7 @@ import numpy as np
 from widgets.chart import first_shown, shown
 from widgets.figures import run_name
 from widgets.model import LOSSES, Result, overlaid
-from widgets.settings import of_rows, pytree
+from widgets.settings import leaves, of_rows
 
 REGIME_WORDS = {
     "stalled": "not moving (lr = 0 or every x is 0)",
@@ -176,12 +176,14 @@ def _divergence(r: Result, view: str) -> str:
     ratios = "; ".join(
         f"{loss}: lr / critical lr = {s.lr / r.critical_lr[loss]:.3g}" for loss in LOSSES if shown(view, loss)
     )
-    if pytree(s):
-        return (
-            f"λ_k: the curvatures of batch k's loss over (w, b); c: 2 for the sum loss, 2/B for the "
-            f"mean. {ratios}"
-        )
-    return f"S_k: the sum of x² over batch k; c: 2 for the sum loss, 2/B for the mean. {ratios}"
+    return f"{CURVATURES[leaves(s)]}; c: 2 for the sum loss, 2/B for the mean. {ratios}"
+
+
+CURVATURES = {
+    ("w",): "S_k: the sum of x² over batch k",
+    ("w", "b"): "λ_k: the curvatures of batch k's loss over (w, b)",
+}
+"""What the divergence sentence's symbol for a batch's curvature is, for each model's leaves."""
 
 
 NARROW = 10.0
