@@ -101,6 +101,39 @@ def valley_ratio(data: Moments) -> float:
     return float(high / low) if low > _FLAT * high else float("inf")
 
 
+class ValleyPath(NamedTuple):
+    """How a run's path over (w, b) moves in the valley (`valley_path`).
+
+    crossings: how many of its steps cross the floor's line (the line through the minimum along the
+      flattest direction), of `steps`, the steps before it diverged or ended.
+    settled: the mean distance from that line of the points after the first tenth of the steps
+      (after step `after`), float: how near the floor the path keeps once under way.
+    end: the distance of its last point (its last finite one) from the minimum, float.
+    """
+
+    crossings: int
+    steps: int
+    settled: float
+    after: int
+    end: float
+
+
+def valley_path(data: Moments, centre, w, b) -> ValleyPath:
+    """`ValleyPath` of the path of (w, b) (each (N+1,), the start first) around the minimum `centre`,
+    float64 throughout; the points after the first non-finite one are left out."""
+    a, _ = _quadratic(data)
+    steep = np.linalg.eigh(a)[1][:, 1]  # the steepest direction, across the floor
+    path = np.stack([np.asarray(w, np.float64), np.asarray(b, np.float64)], axis=1)
+    finite = np.all(np.isfinite(path), axis=1)
+    path = path[: len(path) if finite.all() else int(np.argmin(finite))] - np.asarray(centre, np.float64)
+    across = path @ steep
+    steps = len(across) - 1
+    after = max(1, steps // 10)
+    crossings = int(np.sum(across[1:] * across[:-1] < 0))
+    settled = float(np.mean(np.abs(across[after:]))) if steps > after else float(abs(across[-1]))
+    return ValleyPath(crossings, steps, settled, after, float(np.hypot(*path[-1])))
+
+
 def excess_loss(data: Moments, centre, w, b) -> np.ndarray:
     """How far above the minimum the average loss is at each (w, b) (broadcast), float64: the
     contours' height at those points, from the quadratic alone."""
@@ -111,4 +144,12 @@ def excess_loss(data: Moments, centre, w, b) -> np.ndarray:
         return a[0, 0] * dw * dw + 2.0 * a[0, 1] * dw * db + a[1, 1] * db * db
 
 
-__all__ = ["Contours", "excess_loss", "loss_contours", "nearest_minimum", "valley_ratio"]
+__all__ = [
+    "Contours",
+    "ValleyPath",
+    "excess_loss",
+    "loss_contours",
+    "nearest_minimum",
+    "valley_path",
+    "valley_ratio",
+]

@@ -23,7 +23,7 @@ from typing import NamedTuple
 import numpy as np
 
 import core
-from core.contours import Contours, loss_contours, nearest_minimum, valley_ratio
+from core.contours import Contours, loss_contours, nearest_minimum, valley_path, valley_ratio
 from widgets.rows import Rows, stitched_map
 from widgets.settings import RANGES, Settings, leaves, of_rows, reads
 
@@ -74,6 +74,9 @@ class Result(NamedTuple):
     # The w, b model's (None under "w"): b* (w_star is w*), and the picture over (w, b).
     b_star: float | None = None
     plane: Plane | None = None
+    # loss -> (core.contours.ValleyPath of SGD's run, of the overlaid run or None): how each path
+    # crosses the valley's floor (the w, b model's; None under "w").
+    valley_paths: dict | None = None
 
 
 class Plane(NamedTuple):
@@ -128,6 +131,11 @@ def params(s: Settings) -> dict:
 def overlaid(s: Settings) -> bool:
     """Whether the charts overlay a run of another optimizer or schedule on plain SGD's."""
     return s.optimizer != "sgd" or s.schedule != "constant"
+
+
+STAR_ROOM = 0.3
+"""The contour chart's frame holds (w*, b*) plus and minus this share of the start's distance from it,
+on each axis: the innermost level curves close around the star instead of leaving the frame."""
 
 
 LANDSCAPE_BAND = 10.0
@@ -395,6 +403,13 @@ class Model:
         # Where the runs head: (w*, b*), or when every x is alike the floor's point nearest the start.
         centre = nearest_minimum(data.moments, (s.w0, s.b0))
         plane = self._plane(s, data.moments, centre, [*histories.values(), *(optimized or {}).values()])
+        paths = {
+            loss: tuple(
+                None if run is None else valley_path(data.moments, centre, run.params["w"], run.params["b"])
+                for run in (histories[loss], (optimized or {}).get(loss))
+            )
+            for loss in LOSSES
+        }
         empty = np.zeros(0)
         return Result(
             s,
@@ -411,12 +426,16 @@ class Model:
             schedule,
             centre[1],
             plane,
+            paths,
         )
 
     def _plane(self, s: Settings, moments: core.Moments, centre: tuple, runs: list) -> Plane:
         """The frame around the runs (a diverging one's first steps only), the start and the
         minimum, kept while they fill it; and the loss's contours in it."""
-        points = [np.array([[s.w0, s.b0], centre])]
+        # Room around the star, a share of the start's distance each way, for closed ellipses: with
+        # the paths alone the star sat on the frame's edge, its ellipses cut into parallel lines.
+        room = STAR_ROOM * np.abs(np.subtract((s.w0, s.b0), centre))
+        points = [np.array([[s.w0, s.b0], centre, np.add(centre, room), np.subtract(centre, room)])]
         for run in runs:
             path = np.stack([run.params["w"], run.params["b"]], axis=1).astype(np.float64)
             path = path[np.all(np.isfinite(path), axis=1)]

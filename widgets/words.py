@@ -122,12 +122,12 @@ def step_html(r: Result, k: int) -> str:
     return "<br>".join(lines)
 
 
-def _state_name(path, leaves: int) -> str:
+def _state_name(path, params: int) -> str:
     """A leaf of Optax's state by its name there: "trace", "count", "mu"; a part that is a dict like
     the params also by the param's name ("trace.b") when the model has more than one."""
     name = [key.name for key in path if isinstance(key, jax.tree_util.GetAttrKey)][-1:]
     param = [str(key.key) for key in path if isinstance(key, jax.tree_util.DictKey)][-1:]
-    return ".".join(name + (param if leaves > 1 else []))
+    return ".".join(name + (param if params > 1 else []))
 
 
 def carry_html(r: Result, k: int) -> str:
@@ -136,9 +136,9 @@ def carry_html(r: Result, k: int) -> str:
     s = r.settings
     h = r.optimized[first_shown(s.loss)]
     # Each leaf of the recorded state is (N, ...): row k - 1 is the state after k steps.
-    leaves = jax.tree_util.tree_flatten_with_path(h.states)[0]
-    names = [_state_name(path, len(h.params)) for path, _ in leaves]
-    values = [float(np.asarray(leaf)[k - 1]) for _, leaf in leaves]
+    state_leaves = jax.tree_util.tree_flatten_with_path(h.states)[0]
+    names = [_state_name(path, len(h.params)) for path, _ in state_leaves]
+    values = [float(np.asarray(leaf)[k - 1]) for _, leaf in state_leaves]
     state = ", ".join(f"{name} = {value:.6g}" for name, value in zip(names, values, strict=True))
     state = "state as Optax's init makes it" if k == 0 else state or "a state of no arrays (sgd's)"
     if r.schedule is not None and k < s.N:  # scanned with the batches, not in the carry
@@ -208,10 +208,35 @@ def _plane(r: Result, view: str) -> str:
         shape = f"the valley is round enough ({valley:.2g}:1) for plain steps to head straight down"
     # Generated x is drawn around x_mean; the rows of a table have the mean they have.
     centre = f"{r.plane.x_centre:.3g}" if of_rows(r.settings) else f"{r.settings.x_mean:g}"
+    paths = _across(r, view) if valley >= NARROW else ""
     return (
         f"{_optimum(r)}, x centred at {centre}: {shape}. Critical lr (the largest lr the "
-        f"walls allow): {critical}"
+        f"walls allow): {critical}" + (f". {paths}" if paths else "")
     )
+
+
+def _across(r: Result, view: str) -> str:
+    """How the first shown loss's runs cross the valley's floor, in numbers (the runs that did not
+    diverge): what the contour chart's paths show."""
+    loss = first_shown(view)
+    said = []
+    for name, path, histories in zip(
+        ("SGD", f"{run_name(r.settings)} (dotted)"),
+        r.valley_paths[loss],
+        (r.histories, r.optimized or {}),
+        strict=True,
+    ):
+        if path is None or histories[loss].diverged_at is not None:
+            continue
+        if not said:
+            said.append(
+                f"{name} crosses the floor (the line through ★ along the valley) at {path.crossings} of "
+                f"its {path.steps} steps, keeps {path.settled:.2g} from it after step {path.after} (on "
+                f"average) and ends {path.end:.3g} from ★"
+            )
+        else:
+            said.append(f"{name}: {path.crossings} of {path.steps}, {path.settled:.2g} and {path.end:.3g}")
+    return "; ".join(said)
 
 
 CAPTIONS = {"sum_vs_mean": _sum_vs_mean, "divergence": _divergence, "plane": _plane}
