@@ -6,6 +6,7 @@ import pytest
 
 from widgets import DEFAULTS
 from widgets.model import DATA_KEPT, Model
+from widgets.words import status_html
 
 
 @pytest.fixture(scope="module")
@@ -62,3 +63,25 @@ def test_at_most_data_kept_corners(model, computed):
     assert list(model._data) == [(20, b) for b in sizes[5:]]
     model.compute(DEFAULTS._replace(N=20, B=1))  # dropped, the oldest: computed again
     assert len(computed) == len(sizes) + 1
+
+
+@pytest.mark.parametrize("leaves", [("w",), ("w", "b")])
+def test_the_star_of_rows_says_which_rows_it_fits_and_what_all_of_them_give(model, leaves):
+    settings, _ = model.rows.fit(DEFAULTS._replace(kind="engel", model=",".join(leaves)))
+    result = model.compute(settings)
+    table = model.rows.table("engel")
+    fit = result.rows_fit
+    assert (fit.used, fit.rows) == (settings.N * settings.B, table.x.size) and fit.used < fit.rows
+    # All rows, in float64 by NumPy's least squares (the run's x is float32: 1e-5 apart).
+    features = np.stack([table.x, np.ones_like(table.x)], axis=1)[:, : len(leaves)]
+    whole = np.linalg.lstsq(features.astype(np.float64), table.y.astype(np.float64), rcond=None)[0]
+    np.testing.assert_allclose([fit.star[leaf] for leaf in leaves], whole, rtol=1e-5)
+    assert abs(result.w_star - fit.star["w"]) > 0.01  # the rows this run uses fit another line
+    status = status_html(result)
+    assert f"the least-squares fit of the {fit.used} rows this run uses; all {fit.rows} rows give" in status
+    assert f"w* = {fit.star['w']:.4g}" in status
+    # N x B = every row once: the same fit, nothing to add.
+    every = model.compute(settings._replace(N=5, B=47))
+    assert every.rows_fit.used == every.rows_fit.rows == 235
+    assert "least-squares fit of the" not in status_html(every)
+    np.testing.assert_allclose(every.w_star, fit.star["w"], rtol=1e-5)

@@ -50,6 +50,26 @@ def test_the_example_data_run_as_core_cuts_them_and_n_is_lowered_to_fit():
     assert "235 households" in explorer.own_data.line.value
 
 
+def test_an_n_lowered_for_the_rows_comes_back_when_the_data_allow_it(explorer):
+    explorer.inputs["kind"].value = "engel"
+    assert (explorer.settings.N, explorer.settings.B) == (
+        14,
+        16,
+    ) and "N lowered to 14" in explorer.notice.value
+    explorer.inputs["kind"].value = "gaussian"
+    assert (explorer.settings.N, explorer.settings.B) == (DEFAULTS.N, DEFAULTS.B)
+    assert explorer.inputs["N"].value == DEFAULTS.N and f"N={DEFAULTS.N}&" in explorer.share.value
+    assert f"N × B back to {DEFAULTS.N} × {DEFAULTS.B}, as you chose them" in explorer.notice.value
+    # Under the rows, "replace" gives the chosen N back too; an N moved since is the new choice.
+    explorer.inputs["kind"].value = "engel"
+    explorer.inputs["replace"].value = True
+    assert explorer.settings.N == DEFAULTS.N
+    explorer.inputs["replace"].value = False
+    explorer.inputs["N"].value = 10
+    explorer.inputs["kind"].value = "gaussian"
+    assert explorer.settings.N == 10 and "back to" not in explorer.notice.value
+
+
 def test_the_example_data_fit_the_float64_least_squares_line():
     explorer = Explorer(Settings(kind="engel", model="w,b", replace=True, N=235, B=1), background=False)
     table = core.load_example()

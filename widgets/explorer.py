@@ -92,6 +92,8 @@ class Explorer:
         presentation: Presentation = DEFAULT_PRESENTATION,
     ):
         self.model = model if model is not None else Model()
+        # The N and B the visitor chose, which data of rows may lower (`_checked`).
+        self.chosen = (settings.N, settings.B)
         settings, problems = self._checked(settings._asdict())
         self.presentation = presentation
         # How narrow a chart may be drawn beside another (side_by_side): the projector's need more.
@@ -228,6 +230,7 @@ class Explorer:
         `Explorer(settings, notices=notices, base_url=base_url)` builds for them (of the same
         presentation), before the page connects: the page's first state is then theirs."""
         self.base_url = base_url
+        self.chosen = (settings.N, settings.B)
         settings, more = self.model.rows.fit(settings)
         notices = [*notices, *more]
         if settings != self.settings:
@@ -343,6 +346,7 @@ class Explorer:
     @batched
     def apply(self, settings: Settings) -> None:
         """Set every control at once (a preset, a test) and recompute once."""
+        self.chosen = (settings.N, settings.B)
         with self._quietly():
             for name, widget in self.inputs.items():
                 widget.value = getattr(settings, name)
@@ -372,9 +376,21 @@ class Explorer:
 
     def _checked(self, values: dict, previous: Settings = DEFAULTS) -> tuple[Settings, list[str]]:
         """`sanitize`d settings that the data can give (`Rows.fit`: data of rows may lower N), and
-        a notice per value changed."""
+        a notice per value changed. An N or B that the data lowered comes back, with a notice,
+        once other data allow the visitor's choice again (`chosen`, which moving N or B sets)."""
         settings, notices = sanitize(values)
+        moved = (settings.N, settings.B) != (previous.N, previous.B)
+        other_data = (settings.kind, settings.replace) != (previous.kind, previous.replace)
+        restoring = not moved and other_data and self.chosen != (settings.N, settings.B)
+        if moved:
+            self.chosen = (settings.N, settings.B)
+        elif restoring:
+            settings = settings._replace(N=self.chosen[0], B=self.chosen[1])
         settings, more = self.model.rows.fit(settings, previous)
+        if restoring and (settings.N, settings.B) == self.chosen and not more:
+            notices.append(
+                f"N × B back to {settings.N} × {settings.B}, as you chose them: the data allow it again."
+            )
         return settings, notices + more
 
     # Callbacks --------------------------------------------------------------------------------

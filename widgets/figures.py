@@ -154,8 +154,8 @@ class Trajectory(WeightChart):
     ]
 
     title = (
-        "Trajectory: the carry w after each step<br><sup>w* (dashed): the weight that fits all the data "
-        "best</sup>"
+        "Trajectory: the carry w after each step<br><sup>w* (dashed): the weight that fits the run's "
+        "batches best</sup>"
     )
     pytree_title = (
         'Trajectory: the carry {"w", "b"} per step<br><sup>w solid, b dash-dot; w* and b* '

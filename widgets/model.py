@@ -77,6 +77,17 @@ class Result(NamedTuple):
     # loss -> (core.contours.ValleyPath of SGD's run, of the overlaid run or None): how each path
     # crosses the valley's floor (the w, b model's; None under "w").
     valley_paths: dict | None = None
+    rows_fit: RowsFit | None = None  # data of rows: the star's rows against all of them
+
+
+class RowsFit(NamedTuple):
+    """Data of rows: the star (w_star, b_star) is the least-squares fit of the `used` rows the run
+    reads (N x B of them, some twice under replace); `star` is the fit of all `rows` of the table
+    ({leaf: float}, x standardised as the run's is)."""
+
+    used: int
+    rows: int
+    star: dict
 
 
 class Plane(NamedTuple):
@@ -197,6 +208,7 @@ class Model:
         self._frame = None  # [low, high]: the landscape's last frame of w
         self._plane_frame = None  # [[w low, w high], [b low, b high]]: the contour chart's last frame
         self._picture = None  # (key, Plane): the plane's last picture, kept while its key holds
+        self._rows_star = None  # ((rows key, leaves), {leaf: float}): the last table's whole fit
         # The map is computed on a worker thread (widgets.stability) while the explorer computes
         # results on the main one: the caches they share are changed under these locks.
         self._full_lock = threading.Lock()
@@ -361,8 +373,10 @@ class Model:
                 start, s.lr, batches, optimizer=s.optimizer, momentum=s.momentum, lr_schedule=schedule
             )
         histories = collect()
+        rows_fit = self._rows_fit(s) if of_rows(s) else None
         if intercept:
-            return self._on_plane(s, data, histories, factors, regimes, optimized, schedule)
+            result = self._on_plane(s, data, histories, factors, regimes, optimized, schedule)
+            return result._replace(rows_fit=rows_fit)
         # The landscape frames both runs (a diverging one near w* only) and w*, with a margin.
         span = np.concatenate(
             [framed_weights(h, data.w_star) for h in histories.values()] + [[data.w_star, s.w0]]
@@ -389,7 +403,22 @@ class Model:
             path_loss,
             optimized,
             schedule,
+            rows_fit=rows_fit,
         )
+
+    def _rows_fit(self, s: Settings) -> RowsFit:
+        """`RowsFit` of `s`, data of rows that fit it (`Rows.fit`): the whole table's least-squares
+        fit is kept while the table, the seed, the flags and the model stay."""
+        table = self.rows.table(s.kind)
+        rows = table.x.size
+        key = (self.rows.key(s), leaves(s))
+        if self._rows_star is None or self._rows_star[0] != key:
+            # Every row once, as the run reads them (standardised or not, float32).
+            x, y = self.rows.cut(s._replace(N=1, B=rows, replace=False), table=table)
+            intercept = "b" in leaves(s)
+            star = core.optimum(core.moments(x, y), intercept=intercept)
+            self._rows_star = (key, dict(zip(leaves(s), star if intercept else (star,), strict=True)))
+        return RowsFit(s.N * s.B, rows, self._rows_star[1])
 
     def _keep(self, corner: tuple, data: _Data) -> _Data:
         """Keep `data` as `corner`'s theory, the latest, and forget the oldest past DATA_KEPT."""

@@ -54,7 +54,8 @@ class Rows:
         if table is None:
             kind = previous.kind if previous.kind != "own" else DEFAULTS.kind
             notices.append(f"There is no CSV file of yours yet: choose one under “your data”. Using {kind}.")
-            return s._replace(kind=kind), notices
+            s, more = self.fit(s._replace(kind=kind), previous)  # that kind's rows may lower N too
+            return s, notices + more
         rows = table.x.size
         if s.standardize and not np.ptp(table.x) > 0:
             notices.append(f"x ({table.x_name}) holds one value in every row: it cannot be standardised.")

@@ -88,7 +88,20 @@ def status_html(r: Result) -> str:
         else:
             words = f"final {_leaves(h.params, -1)}, {_distance(r, h, -1)}"
         lines.append(f"<b>{html.escape(run_name(s))}</b> ({loss} loss, dotted): {html.escape(words)}")
+    if r.rows_fit is not None and r.rows_fit.used != r.rows_fit.rows:
+        lines.append(html.escape(_rows_fit(r.rows_fit)))
     return "<br>".join(lines)
+
+
+def _rows_fit(fit) -> str:
+    """Which rows the star fits, and the fit of all of them (data of rows, when they differ)."""
+    names = ", ".join(f"{leaf}*" for leaf in fit.star)
+    again = " (rows used again)" if fit.used > fit.rows else ""
+    whole = ", ".join(f"{leaf}* = {value:.4g}" for leaf, value in fit.star.items())
+    return (
+        f"{names}: the least-squares fit of the {fit.used:,} rows this run uses{again}; "
+        f"all {fit.rows:,} rows give {whole}"
+    )
 
 
 def step_html(r: Result, k: int) -> str:
