@@ -193,7 +193,14 @@ def test_each_preset_lands_on_its_regime(explorer, preset):
     if preset == "diverging":
         assert explorer.result.histories["sum"].diverged_at is not None
         k = explorer.result.histories["sum"].diverged_at
-        assert f"diverged at step {k}" in status
+        # The word defined where it is said, and true of the run.
+        assert (
+            f"diverged at step {k} (after {k + 1} steps the distance of the carry from w* had grown over "
+            "a million-fold)" in status
+        )
+        weights = explorer.result.histories["sum"].params["w"].astype(float)
+        start, star = abs(weights[0] - explorer.result.w_star), explorer.result.w_star
+        assert abs(weights[k + 1] - star) > 1e6 * start and abs(weights[k] - star) <= 1e6 * max(1.0, start)
         # The trajectory marks the weight step k produced, after k + 1 steps, and says so.
         marker = explorer.figures["trajectory"].figure().data[3]
         assert marker.x == (k + 1,) and "w after %{x} steps" in marker.hovertemplate

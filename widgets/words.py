@@ -63,6 +63,18 @@ def _optimum(r: Result) -> str:
     return ", ".join(f"{name}* = {value:.6g}" for name, value in _star(r).items())
 
 
+def _diverged(r: Result, h) -> str:
+    """ "diverged at step k" and what that means: the carry's distance from the best fit past
+    core.engine's limit, a million times the start's (or a million, whichever is more), so it has
+    grown over a million-fold either way. The trajectory marks that carry, after k + 1 steps; the
+    loss chart marks step k's loss."""
+    star = "(w*, b*)" if len(h.params) > 1 else "w*"
+    return (
+        f"diverged at step {h.diverged_at} (after {h.diverged_at + 1} steps the distance of the carry from "
+        f"{star} had grown over a million-fold)"
+    )
+
+
 def status_html(r: Result) -> str:
     """The run's outcome, a line per shown loss and one for the overlaid optimizer: regime, final
     carry and its distance to the best fit, or the step it diverged at. HTML (a `<br>` between
@@ -73,7 +85,7 @@ def status_html(r: Result) -> str:
         if h.diverged_at is not None:
             k = h.diverged_at + 1
             past, final = _leaves(h.params, k, 4), _leaves(h.params, -1, 4)
-            words = f"diverged at step {h.diverged_at}: {past}, {_distance(r, h, k)} (final {final})"
+            words = f"{_diverged(r, h)}: {past}, {_distance(r, h, k)} (final {final})"
         else:
             words = f"{REGIME_WORDS[r.regimes[loss]]}: final {_leaves(h.params, -1)}, {_distance(r, h, -1)}"
         lines.append(
@@ -84,7 +96,7 @@ def status_html(r: Result) -> str:
         loss = first_shown(s.loss)
         h = r.optimized[loss]
         if h.diverged_at is not None:
-            words = f"diverged at step {h.diverged_at}"
+            words = _diverged(r, h)
         else:
             words = f"final {_leaves(h.params, -1)}, {_distance(r, h, -1)}"
         lines.append(f"<b>{html.escape(run_name(s))}</b> ({loss} loss, dotted): {html.escape(words)}")
