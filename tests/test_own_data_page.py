@@ -11,7 +11,7 @@ from harness.support.own_data import BAD_FILES
 from widgets import Explorer
 from widgets.model import MAP_BATCH_SIZES, MAP_LRS, Model
 from widgets.own_data import UPLOAD_LABEL
-from widgets.settings import DEFAULTS, OWN_DATA_LINK, Settings, from_query
+from widgets.settings import DEFAULTS, OWN_DATA_LINK, Settings, from_query, presentation_from_query
 
 GOOD = b"height,weight,name\n" + b"".join(
     f"{1.5 + i / 100},{50 + 0.9 * i + i % 5},p{i}\n".encode() for i in range(40)
@@ -253,3 +253,29 @@ def test_a_file_that_comes_while_the_map_is_computed_does_not_get_its_map(monkey
     assert model.kept_stability(s) is None  # the new file's: computed anew when asked
     again = model.stability(s)
     assert again is not first and np.isnan(again.log10_error["sum"]).all(axis=1).sum() > 0
+
+
+def test_a_diverging_run_of_rows_offers_standardize_when_it_would_converge():
+    explorer = Explorer(Settings(kind="engel", lr=0.1, N=10, B=16), background=False)
+    result = explorer.result
+    assert result.regimes["sum"] == "diverging" and explorer.standardize_button.layout.display is None
+    table = core.load_example()
+    x, _ = core.batches_from_rows(table.x, table.y, 10, 16, seed=0, standardize=True)
+    rescue = core.critical_lr(x)
+    assert result.standardized_lr["sum"] == pytest.approx(rescue) and rescue > 0.1
+    assert (
+        f"standardised (“standardize”: x rescaled to mean 0 and spread 1) it allows up to {rescue:.3g}"
+        in (explorer.status.value)
+    )
+    explorer.standardize_button.click()
+    assert explorer.settings.standardize and explorer.result.regimes["sum"] != "diverging"
+    assert explorer.standardize_button.layout.display == "none" and "standardise" not in explorer.status.value
+    # Not offered where it would not rescue the lr, nor on a page that hides the control.
+    explorer.apply(Settings(kind="engel", lr=10.0, N=10, B=16))
+    assert explorer.result.standardized_lr is None and explorer.standardize_button.layout.display == "none"
+    hidden = Explorer(
+        Settings(kind="engel", lr=0.1, N=10, B=16),
+        background=False,
+        presentation=presentation_from_query("hide=standardize")[0],
+    )
+    assert hidden.result.standardized_lr is not None and hidden.standardize_button.layout.display == "none"

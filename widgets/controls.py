@@ -259,6 +259,16 @@ def defaults_button() -> ipw.Button:
     )
 
 
+def standardize_button() -> ipw.Button:
+    """ "Standardize x", under the status while a run of data of rows diverges and standardising x
+    would let this lr converge: one click ticks "standardize"."""
+    return ipw.Button(
+        description="Standardize x",
+        tooltip="tick “standardize”: x rescaled to mean 0 and spread 1",
+        layout={"width": "auto", "display": "none"},
+    )
+
+
 MOMENTUM_UNUSED = (
     "momentum changes nothing here: only the momentum and nesterov optimizers (and the lr × momentum "
     "map) use it."

@@ -22,7 +22,7 @@ from widgets.access import Access
 from widgets.axes import RANGE_PAD
 from widgets.batch import Batch, batched
 from widgets.code import CODE, FAST, LESSON, chart_code
-from widgets.controls import controls, defaults_button, momentum_note, pin, preset_buttons
+from widgets.controls import controls, defaults_button, momentum_note, pin, preset_buttons, standardize_button
 from widgets.export import ExportBar
 from widgets.figures import CHARTS
 from widgets.heap import return_freed_memory
@@ -124,7 +124,8 @@ class Explorer:
         self.step_info = ipw.HTML()
         self.status = ipw.HTML()
         self.notice = ipw.HTML()
-        self.words = words(self.notice, self.status, self._on_projector)
+        self.standardize_button = standardize_button()
+        self.words = words(self.notice, self.status, self.standardize_button, self._on_projector)
         # A control's notice again under the controls, where the value was typed: the words above
         # the trajectory may be scrolled far out of view by then. A link's notices are the words'.
         self.control_notice = ipw.HTML(layout={"display": "none"})
@@ -178,6 +179,7 @@ class Explorer:
         for key, button in self.presets.items():
             button.on_click(lambda _, key=key: self.apply(PRESETS[key][1]))
         self.defaults_button.on_click(lambda _: self.restore_defaults())
+        self.standardize_button.on_click(self._standardize)
         self.play.observe(self._on_step, names="value")
         self.step_button.on_click(lambda _: self._move_step(self.step + 1))
         self.reset_button.on_click(lambda _: self._move_step(0))
@@ -351,6 +353,10 @@ class Explorer:
             for name, widget in self.inputs.items():
                 widget.value = getattr(settings, name)
         self._on_input()
+
+    def _standardize(self, _button) -> None:
+        """The status's offer: tick "standardize" (its callback runs)."""
+        self.inputs["standardize"].value = True
 
     @batched
     def restore_defaults(self) -> None:
@@ -531,6 +537,8 @@ class Explorer:
             if name in self.flag_notes:
                 self.flag_notes[name].layout.display = None if shown else "none"
         self.own_data.show(self.settings)
+        offered = self.result.standardized_lr is not None and "standardize" not in self.presentation.hide
+        self.standardize_button.layout.display = None if offered else "none"
         if self.script_button.value:
             self._on_script()
         self.export_links.value = ""  # an export is of the run it was made from

@@ -54,14 +54,15 @@ def for_view(box, projector: bool):
     return box
 
 
-def words(notice, status, projector=False) -> ipw.VBox:
+def words(notice, status, offer, projector=False) -> ipw.VBox:
     """The run in words where the eyes are, above the trajectory (`Explorer.show`): the `notice`
     (a value of the link or a control that could not be used, and what was used instead) over the
-    `status` sentence (converging, oscillating, diverged at step k). In the control panel they were
-    below the fold of its column at 1024 x 768, and inside "All controls" on a phone."""
+    `status` sentence (converging, oscillating, diverged at step k), then `offer`, a button the
+    status may propose (shown by its owner). In the control panel they were below the fold of its
+    column at 1024 x 768, and inside "All controls" on a phone."""
     notice.add_class("scanlab-notice")
     status.add_class("scanlab-status")
-    box = ipw.VBox([notice, status])
+    box = ipw.VBox([notice, status, offer])
     box.add_class("scanlab-words")
     return for_view(box, projector)
 

@@ -78,6 +78,9 @@ class Result(NamedTuple):
     # crosses the valley's floor (the w, b model's; None under "w").
     valley_paths: dict | None = None
     rows_fit: RowsFit | None = None  # data of rows: the star's rows against all of them
+    # Data of rows whose run of a shown loss diverges with x as it is, and would not with x
+    # standardised: loss -> the critical lr then (what ticking "standardize" allows); else None.
+    standardized_lr: dict | None = None
 
 
 class RowsFit(NamedTuple):
@@ -374,9 +377,16 @@ class Model:
             )
         histories = collect()
         rows_fit = self._rows_fit(s) if of_rows(s) else None
+        rescue = None
+        shown = LOSSES if s.loss == "both" else (s.loss,)
+        if rows_fit is not None and any(regimes[loss] == "diverging" for loss in shown):
+            rescue = self._standardized_lr(s)
+            # Said only where it would rescue this lr: standardising can narrow a small x's range.
+            if rescue is not None and not any(rescue[loss] > s.lr for loss in shown):
+                rescue = None
         if intercept:
             result = self._on_plane(s, data, histories, factors, regimes, optimized, schedule)
-            return result._replace(rows_fit=rows_fit)
+            return result._replace(rows_fit=rows_fit, standardized_lr=rescue)
         # The landscape frames both runs (a diverging one near w* only) and w*, with a margin.
         span = np.concatenate(
             [framed_weights(h, data.w_star) for h in histories.values()] + [[data.w_star, s.w0]]
@@ -404,7 +414,17 @@ class Model:
             optimized,
             schedule,
             rows_fit=rows_fit,
+            standardized_lr=rescue,
         )
+
+    def _standardized_lr(self, s: Settings) -> dict | None:
+        """loss -> the critical lr of `s`'s rows with x standardised, when it is not and can be
+        (x of more than one value); else None."""
+        table = self.rows.table(s.kind)
+        if s.standardize or not np.ptp(table.x) > 0:
+            return None
+        x, _ = self.rows.cut(s._replace(standardize=True), table=table)
+        return core.critical_lrs(core.moments(x), intercept="b" in leaves(s))
 
     def _rows_fit(self, s: Settings) -> RowsFit:
         """`RowsFit` of `s`, data of rows that fit it (`Rows.fit`): the whole table's least-squares

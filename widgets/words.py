@@ -102,6 +102,15 @@ def status_html(r: Result) -> str:
         lines.append(f"<b>{html.escape(run_name(s))}</b> ({loss} loss, dotted): {html.escape(words)}")
     if r.rows_fit is not None and r.rows_fit.used != r.rows_fit.rows:
         lines.append(html.escape(_rows_fit(r.rows_fit)))
+    if r.standardized_lr is not None:
+        loss = first_shown(s.loss)
+        lines.append(
+            html.escape(
+                f"x as it is needs lr below {r.critical_lr[loss]:.3g} ({loss} loss); standardised "
+                f"(“standardize”: x rescaled to mean 0 and spread 1) it allows up to "
+                f"{r.standardized_lr[loss]:.3g}."
+            )
+        )
     return "<br>".join(lines)
 
 
