@@ -6,6 +6,7 @@ import csv
 import io
 import re
 
+import ipywidgets as ipw
 import numpy as np
 import plotly.graph_objects as go
 import pytest
@@ -197,6 +198,34 @@ def test_projector_view_enlarges_every_chart_and_the_controls():
     np.testing.assert_array_equal(
         big.figures["trajectory"].figure().data[0].y, plain.figures["trajectory"].figure().data[0].y
     )
+
+
+def _code_parts(widget) -> list[str]:
+    """The titles of the "Code:" accordions anywhere under `widget`."""
+    found = []
+    if isinstance(widget, ipw.Accordion):
+        found += [
+            widget.get_title(i)
+            for i in range(len(widget.children))
+            if widget.get_title(i).startswith("Code:")
+        ]
+    for child in getattr(widget, "children", ()):
+        found += _code_parts(child)
+    return found
+
+
+@pytest.mark.parametrize("hide", [(), ("code",)])
+def test_hide_code_leaves_no_code_part_under_the_charts_or_in_the_hood(hide):
+    presentation = Presentation("default", hide)
+    explorer = Explorer(DEFAULTS, background=False, presentation=presentation)
+    shown = [explorer.show("trajectory", "loss"), explorer.show("landscape", "sum_vs_mean")]
+    panels = [explorer.hood.open(name).widget for name in ("invariants", "loops", "optax")]
+    parts = [title for widget in shown + panels for title in _code_parts(widget)]
+    if hide:
+        assert parts == []
+        assert presentation_from_query("hide=code") == (presentation, [])
+    else:  # the lesson's loop and the engine under the charts, each panel's own
+        assert len(parts) >= 5 and any("core.linear.train_step" in title for title in parts), parts
 
 
 def test_hide_hides_the_named_controls_and_the_link_keeps_both():

@@ -160,7 +160,8 @@ class Explorer:
             batch=self.batch,
             control=self.inputs["map"],
         )
-        self.hood = UnderTheHood(make_figure, self.beside, batch=self.batch)
+        code = "code" not in presentation.hide  # ?hide=code: no "Code:" part anywhere (the exercise)
+        self.hood = UnderTheHood(make_figure, self.beside, batch=self.batch, code=code)
         self._show_texts(list(notices) + problems)
         self.controls = self._control_panel()
         # A served page shows stills of its first screen before the live widgets (widgets.still);
@@ -301,7 +302,8 @@ class Explorer:
         wide = [views[i] for i, name in enumerate(names) if name in WIDE]
         charts = side_by_side(views, wide=wide, beside=self.beside)
         above = [self.words] if "trajectory" in names else []
-        box = Stilled([*above, charts, *chart_code(names)])
+        code = chart_code(names) if "code" not in self.presentation.hide else []
+        box = Stilled([*above, charts, *code])
         if self.stills and "stability" not in names:  # the map is below the first screen
             box.still = self._styled_once(lambda css: page_still(box, css))
         return for_view(box, self._on_projector)

@@ -83,8 +83,9 @@ def control_panel(
     `inputs` (widgets.controls.controls(), by Settings field) in four columns, each followed by its
     line in `notes` (by field) if it has one, the `playback` widgets in a row, the `texts`, the
     `share` widgets in a row, and what goes `below` it. The names in `hide`
-    (widgets.settings.HIDEABLE: a control, or the "presets", "playback" or "share" row) are not
-    shown (a note is shown or not by its owner); `projector` marks the panel for that view."""
+    (widgets.settings.HIDEABLE: a control, or the "presets", "playback" or "share" row; "code" is
+    the charts' and the hood's) are not shown (a note is shown or not by its owner); `projector`
+    marks the panel for that view."""
     i = inputs
     notes = notes or {}
     column = {"width": "33%", "min_width": "300px"}
@@ -117,8 +118,9 @@ def control_panel(
     columns.add_class("scanlab-columns")
     style = ipw.HTML(f"<style>{page_css(projector)}</style>")
     panel = Stilled([style, rows["presets"], columns, rows["playback"], *texts, rows["share"], *below])
-    for name in hide:  # a teacher's focused link
-        (rows[name] if name in rows else i[name]).layout.display = "none"
+    for name in hide:  # a teacher's focused link ("code" is not the panel's: Explorer.show)
+        if name in rows or name in i:
+            (rows[name] if name in rows else i[name]).layout.display = "none"
     panel.add_class("scanlab-controls")
     return for_view(panel, projector)
 

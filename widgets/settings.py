@@ -255,8 +255,10 @@ class Presentation(NamedTuple):
 
 DEFAULT_PRESENTATION = Presentation()
 VIEWS = ("default", "projector")
-HIDEABLE = (*Settings._fields, "presets", "playback", "share")
-"""What `?hide=` may name: any control, the presets row, the playback row, the share and script row."""
+HIDEABLE = (*Settings._fields, "presets", "playback", "share", "code")
+"""What `?hide=` may name: any control, the presets row, the playback row, the share and script row,
+and "code": every "Code:" part, under the charts and in the hood's panels (the source of the
+loops, which during the exercise is its answer)."""
 _PRESENTATION_KEYS = ("view", "hide")
 
 

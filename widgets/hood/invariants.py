@@ -50,7 +50,7 @@ class InvariantsPanel:
     a = arange(len), b, with their jaxprs; what duplication costs as the sequence grows; one trace
     for many closed-over learning rates."""
 
-    def __init__(self, figure, beside: str = BESIDE, batch=None):
+    def __init__(self, figure, beside: str = BESIDE, batch=None, code: bool = True):
         del beside  # its one chart has a row to itself; taken as every panel takes it (UnderTheHood)
         self.batch = or_unbatched(batch)  # a move's changes go to the page as one message
         self.length = ranged(
@@ -91,7 +91,7 @@ class InvariantsPanel:
                 row,
                 self.memory_figure,
                 self.lr_rule,
-                code_view(shown("closed_over_lr")),
+                *([code_view(shown("closed_over_lr"))] if code else []),
             ]
         )
         watch((self.length, self.b), self._update)

@@ -44,7 +44,7 @@ class LoopsPanel:
     """Compile and run time against N of the three ways to write the loop, measured on demand in a
     subprocess with a timeout; the controls stay live while it runs, and Stop ends it."""
 
-    def __init__(self, figure, beside: str = BESIDE, batch=None):
+    def __init__(self, figure, beside: str = BESIDE, batch=None, code: bool = True):
         self.root = str(Path(core.__file__).resolve().parent.parent)  # where `import core` works
         self.batch = or_unbatched(batch)  # Measure's changes go to the page as one message
         self.last_returncode: int | None = None
@@ -98,7 +98,7 @@ class LoopsPanel:
                 self.status,
                 side_by_side([self.compile_figure, self.run_figure], beside=beside),
                 self.sync_figure,
-                code_view(shown("loops")),
+                *([code_view(shown("loops"))] if code else []),
             ]
         )
 

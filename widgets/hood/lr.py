@@ -34,8 +34,8 @@ class LrPanel:
     schedule) or derived from Optax's step count in the carry, on the worked example's batches of
     ones, with each loop's code, its numbers, what its jaxpr says and the jaxpr itself."""
 
-    def __init__(self, figure, beside: str = BESIDE, batch=None):
-        del figure, beside  # no chart here; taken as every panel takes them (UnderTheHood)
+    def __init__(self, figure, beside: str = BESIDE, batch=None, code: bool = True):
+        del figure, beside, code  # no chart or code here; taken as every panel takes them (UnderTheHood)
         self.batch = or_unbatched(batch)
         self.lr = ranged(
             ipw.FloatSlider, RANGES["lr"], "lr", "the constant rate, and where the schedules start"

@@ -50,7 +50,7 @@ class OptaxPanel:
     size, steps and seed: each parameter and the loss per step. One compile per optimizer, made
     when the panel is built; no slider compiles."""
 
-    def __init__(self, figure, beside: str = BESIDE, batch=None):
+    def __init__(self, figure, beside: str = BESIDE, batch=None, code: bool = True):
         self.batch = or_unbatched(batch)  # a move's changes go to the page as one message
         self.optimizer = Choice(
             options=list(core.OPTIMIZERS), value=DEFAULT_OPTIMIZER, description="optimizer"
@@ -130,7 +130,7 @@ class OptaxPanel:
                 ipw.HBox([self.lr, self.steps], layout={"flex_flow": "row wrap"}),
                 self.status,
                 side_by_side([self.params_figure, self.loss_figure], beside=beside),
-                code_view(shown("pure_train_step")),
+                *([code_view(shown("pure_train_step"))] if code else []),
             ]
         )
         watch(controls, self._update)

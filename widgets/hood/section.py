@@ -26,12 +26,14 @@ class UnderTheHood:
     """The panels of `PANELS`, each built the first time its accordion is opened: `panels` holds
     the built ones by name. `figure` makes their charts and `beside` is how narrow one may be drawn
     beside another (`side_by_side`: the projector view's charts need more); with `batch` (a
-    widgets.batch.Batch on the page), each callback's changes go to the page as one message."""
+    widgets.batch.Batch on the page), each callback's changes go to the page as one message. With
+    `code=False` (a page's `?hide=code`) no panel shows its "Code:" part."""
 
-    def __init__(self, figure=None, beside: str = BESIDE, batch=None):
+    def __init__(self, figure=None, beside: str = BESIDE, batch=None, code: bool = True):
         self._figure = figure or surface_maker()
         self._beside = beside
         self._batch = batch
+        self._code = code
         self.panels: dict = {}
         self.sections: dict = {}
 
@@ -61,7 +63,7 @@ class UnderTheHood:
             return
         section = self.sections[name]
         try:
-            panel = PANELS[name][1](self._figure, beside=self._beside, batch=self._batch)
+            panel = PANELS[name][1](self._figure, beside=self._beside, batch=self._batch, code=self._code)
         except Exception as error:  # say so in the section; the rest of the page carries on
             words = f"This panel could not be built ({type(error).__name__}: {str(error)[:200]})."
             section.children = [ipw.HTML(notice(words))]
