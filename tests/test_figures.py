@@ -399,3 +399,26 @@ def test_a_layout_change_makes_new_dicts_along_its_path_only():
     assert _with_path(layout, "yaxis.type", None) == {"xaxis": {"range": [0, 1]}, "yaxis": {}}
     with pytest.raises(ValueError, match="path"):
         _with_path(layout, "shapes[0].x0", 1.0)
+
+
+def test_a_run_that_leaves_the_plane_is_drawn_leaving_it_with_an_arrow():
+    model = Model()
+    result = model.compute(DEFAULTS._replace(model="w,b", lr=10.0))
+    run = result.histories["sum"]
+    (w_low, w_high), (b_low, b_high) = result.plane.w_range, result.plane.b_range
+    notes = CHARTS["plane"].layout_update(result, "sum")["annotations"]
+    assert notes[0]["text"] == "sum: off the chart from step 1"
+    arrow = notes[1]
+    # From the start, inside, to where its first step crosses the frame's edge, on that step's line.
+    assert (arrow["ax"], arrow["ay"]) == (float(run.params["w"][0]), float(run.params["b"][0]))
+    on_edge = np.isclose([arrow["x"], arrow["x"], arrow["y"], arrow["y"]], [w_low, w_high, b_low, b_high])
+    assert on_edge.any() and w_low <= arrow["x"] <= w_high and b_low <= arrow["y"] <= b_high
+    step = np.array([run.params["w"][1] - arrow["ax"], run.params["b"][1] - arrow["ay"]], dtype=np.float64)
+    drawn = np.array([arrow["x"] - arrow["ax"], arrow["y"] - arrow["ay"]])
+    assert abs(step[0] * drawn[1] - step[1] * drawn[0]) < 1e-9 * np.linalg.norm(step) * np.linalg.norm(drawn)
+    assert drawn @ step > 0
+    # A run inside the frame has neither.
+    assert (
+        CHARTS["plane"].layout_update(model.compute(DEFAULTS._replace(model="w,b")), "sum")["annotations"]
+        == []
+    )

@@ -225,19 +225,53 @@ class Plane(Chart):
         }
 
     def _leaving(self, result, view) -> list[dict]:
-        """An arrow at the frame's edge for each shown run that leaves it, as on `Landscape`."""
+        """For each shown run that leaves the frame, a note at the frame's corner, as on
+        `Landscape`, and an arrow along its last step inside to where it crosses the edge."""
         arrows = []
         for i, loss in enumerate(loss for loss in LOSSES if shown(view, loss)):
-            k = self._left(result, result.histories[loss])
-            if k is not None:
+            run = result.histories[loss]
+            k = self._left(result, run)
+            if k is None:
+                continue
+            arrows.append(
+                {
+                    **note(f"{loss}: off the chart from step {k}", "right"),
+                    "y": 0.99 - 0.08 * i,
+                    "font": {"color": COLORS[loss], "size": 12},
+                }
+            )
+            edge = self._edge(result, run, k)
+            if edge is not None:
+                (w0, b0), (w1, b1) = edge
                 arrows.append(
                     {
-                        **note(f"{loss}: off the chart from step {k}", "right"),
-                        "y": 0.99 - 0.08 * i,
-                        "font": {"color": COLORS[loss], "size": 12},
+                        "x": w1, "y": b1, "ax": w0, "ay": b0,
+                        "xref": "x", "yref": "y", "axref": "x", "ayref": "y",
+                        "showarrow": True, "arrowhead": 2, "arrowsize": 1.5, "arrowwidth": 2,
+                        "arrowcolor": COLORS[loss], "text": "",
                     }
-                )
+                )  # fmt: skip
         return arrows
+
+    @staticmethod
+    def _edge(result, run, k: int):
+        """((w, b) of step k - 1, the point where the step to step k crosses the frame's edge), as
+        floats, or None when step k is not a number or k is 0 (the start outside the frame)."""
+        if k == 0:
+            return None
+        inside = np.array([run.params["w"][k - 1], run.params["b"][k - 1]], dtype=np.float64)
+        outside = np.array([run.params["w"][k], run.params["b"][k]], dtype=np.float64)
+        if not np.all(np.isfinite(outside)):
+            return None
+        frame = np.array([result.plane.w_range, result.plane.b_range], dtype=np.float64)
+        step = outside - inside
+        with np.errstate(divide="ignore", invalid="ignore"):
+            # The share of the step at which each axis's coordinate reaches the bound it passes.
+            bound = np.where(step > 0, frame[:, 1], frame[:, 0])
+            shares = np.where(step != 0, (bound - inside) / step, np.inf)
+        share = float(np.clip(np.min(shares), 0.0, 1.0))
+        crossing = inside + share * step
+        return (float(inside[0]), float(inside[1])), (float(crossing[0]), float(crossing[1]))
 
     @staticmethod
     def _left(result, run) -> int | None:
