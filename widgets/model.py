@@ -79,7 +79,7 @@ class Result(NamedTuple):
     valley_paths: dict | None = None
     rows_fit: RowsFit | None = None  # data of rows: the star's rows against all of them
     # Data of rows whose run of a shown loss diverges with x as it is, and would not with x
-    # standardised: loss -> the critical lr then (what ticking "standardize" allows); else None.
+    # standardised: that loss -> the critical lr then (what ticking "standardize" allows); else None.
     standardized_lr: dict | None = None
 
 
@@ -380,10 +380,13 @@ class Model:
         rescue = None
         shown = LOSSES if s.loss == "both" else (s.loss,)
         if rows_fit is not None and any(regimes[loss] == "diverging" for loss in shown):
-            rescue = self._standardized_lr(s)
-            # Said only where it would rescue this lr: standardising can narrow a small x's range.
-            if rescue is not None and not any(rescue[loss] > s.lr for loss in shown):
-                rescue = None
+            # Kept for the shown losses it would rescue at this lr (standardising can also narrow
+            # the range of a small x), None for none.
+            critical = self._standardized_lr(s) or {}
+            rescue = {
+                loss: lr for loss, lr in critical.items()
+                if loss in shown and regimes[loss] == "diverging" and lr > s.lr
+            } or None  # fmt: skip
         if intercept:
             result = self._on_plane(s, data, histories, factors, regimes, optimized, schedule)
             return result._replace(rows_fit=rows_fit, standardized_lr=rescue)

@@ -63,7 +63,7 @@ def _optimum(r: Result) -> str:
     return ", ".join(f"{name}* = {value:.6g}" for name, value in _star(r).items())
 
 
-def _diverged(r: Result, h) -> str:
+def _diverged(h) -> str:
     """ "diverged at step k" and what that means: the carry's distance from the best fit past
     core.engine's limit, a million times the start's (or a million, whichever is more), so it has
     grown over a million-fold either way. The trajectory marks that carry, after k + 1 steps; the
@@ -85,7 +85,7 @@ def status_html(r: Result) -> str:
         if h.diverged_at is not None:
             k = h.diverged_at + 1
             past, final = _leaves(h.params, k, 4), _leaves(h.params, -1, 4)
-            words = f"{_diverged(r, h)}: {past}, {_distance(r, h, k)} (final {final})"
+            words = f"{_diverged(h)}: {past}, {_distance(r, h, k)} (final {final})"
         else:
             words = f"{REGIME_WORDS[r.regimes[loss]]}: final {_leaves(h.params, -1)}, {_distance(r, h, -1)}"
         lines.append(
@@ -96,14 +96,14 @@ def status_html(r: Result) -> str:
         loss = first_shown(s.loss)
         h = r.optimized[loss]
         if h.diverged_at is not None:
-            words = _diverged(r, h)
+            words = _diverged(h)
         else:
             words = f"final {_leaves(h.params, -1)}, {_distance(r, h, -1)}"
         lines.append(f"<b>{html.escape(run_name(s))}</b> ({loss} loss, dotted): {html.escape(words)}")
     if r.rows_fit is not None and r.rows_fit.used != r.rows_fit.rows:
         lines.append(html.escape(_rows_fit(r.rows_fit)))
-    if r.standardized_lr is not None:
-        loss = first_shown(s.loss)
+    if r.standardized_lr is not None:  # said of the first loss it rescues
+        loss = next(loss for loss in LOSSES if loss in r.standardized_lr)
         lines.append(
             html.escape(
                 f"x as it is needs lr below {r.critical_lr[loss]:.3g} ({loss} loss); standardised "
