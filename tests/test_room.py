@@ -25,7 +25,7 @@ def explorer():
 def test_the_words_stand_above_the_trajectory_not_in_the_control_panel(explorer):
     shown = explorer.show("trajectory", "loss")
     assert shown.children[0] is explorer.words
-    assert explorer.words.children == (explorer.notice, explorer.status)
+    assert explorer.words.children == (explorer.notice, explorer.status, explorer.standardize_button)
     assert explorer.words not in explorer.controls.children
     assert explorer.show("landscape").children[0] is not explorer.words  # one place on the page
 

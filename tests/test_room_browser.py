@@ -322,14 +322,14 @@ def test_the_explanations_headings_say_they_open(page_to_read):
 
 # Each visible readout and drop-down of the control panel: its text, whether the text overflows its
 # box, and its font size.
-READOUTS = """() => [...document.querySelectorAll('.scanlab-controls :is(.widget-readout, select)')]
+CONTROL_TEXTS = """() => [...document.querySelectorAll('.scanlab-controls :is(.widget-readout, select)')]
     .filter(e => e.offsetParent)
     .map(e => [e.innerText || e.value, e.scrollWidth > e.clientWidth, getComputedStyle(e).fontSize])"""
 
 
 def test_the_projectors_readouts_hold_their_values_and_the_drop_downs_its_size(page_to_read):
     path, viewport, device = _view("projector", "preset=narrow-valley")
-    found = page_to_read(path, viewport, **device).page.evaluate(READOUTS)
+    found = page_to_read(path, viewport, **device).page.evaluate(CONTROL_TEXTS)
     assert ["0.005750", False, "20px"] in found, found  # lr's 4 significant digits, whole
     assert [text for text, clipped, _ in found if clipped] == [], found
     assert {size for _, _, size in found} == {"20px"}, found

@@ -85,3 +85,24 @@ def test_every_group_names_a_test_module():
 def test_every_timed_scope_is_a_module_or_a_group():
     for scope in SECONDS:
         assert scope in GROUPS.values() or (TESTS / f"{scope}.py").exists(), scope
+
+
+def test_no_module_binds_a_top_level_name_twice():
+    # A second `READOUTS = ...` in a test module once replaced the first, which another test's
+    # page script was: ruff does not flag a constant bound again (F811 is for defs and imports).
+    root = TESTS.parent
+    twice = {}
+    for folder in ("core", "widgets", "serving", "harness", "tests", "tools", "benchmarks"):
+        for path in sorted((root / folder).rglob("*.py")):
+            names = [
+                target.id
+                for node in ast.parse(path.read_text()).body
+                for target in (
+                    node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+                )
+                if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(target, ast.Name)
+            ]
+            again = sorted({name for name in names if names.count(name) > 1})
+            if again:
+                twice[str(path.relative_to(root))] = again
+    assert twice == {}
