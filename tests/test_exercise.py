@@ -166,6 +166,22 @@ def test_each_function_gets_its_own_exercise_s_checker():
         exercise(momentum, task="momentum")
 
 
+def test_a_single_mistake_is_one_red_row_and_what_it_stopped_is_grey():
+    # The trace not carried: the numbers are wrong, so "traced" ran but cannot be judged.
+    exec(
+        compile(MOMENTUM_NOT_CARRIED, "<learner>", "exec"), namespace := {"jax": jax, "jnp": jnp, "lax": lax}
+    )
+    report = exercise(namespace["momentum_training_step"])
+    page = report._repr_html_()
+    judged = [f for f in report.report.findings if not f.message.startswith("Not judged")]
+    unjudged = [f for f in report.report.findings if f.message.startswith("Not judged")]
+    assert [f.code for f in unjudged] == ["traced"] and not report.passed
+    assert page.count("&#10008;</span> fail") == sum(not f.passed for f in judged) == 1
+    assert page.count("&#8212;</span> not judged") == len(unjudged)
+    # Every cell reads from the left (JupyterLab right-aligns table cells).
+    assert page.count("<td") == page.count('<td style="text-align:left;') == 5 * len(report.report.findings)
+
+
 def _run(sources=()):
     """exercise.ipynb run in a fresh kernel, each of `sources` in place of the learner cell that
     defines the same function; the HTML of every report, in order."""

@@ -14,23 +14,27 @@ import html
 import numpy as np
 
 import core
-from core.exercises.sandbox import NOT_RUN
+from core.exercises.sandbox import NOT_JUDGED, NOT_RUN
 
 _PASS, _FAIL, _SKIPPED = "#e6f4ea", "#fce8e6", "#f1f3f4"  # row backgrounds: green, red, grey
+# Each cell's own alignment: JupyterLab's stylesheet right-aligns table cells, which a table's
+# text-align does not reach; sentences read from the left.
+_ALIGN = "text-align:left;vertical-align:top"
+_CELL = f'<td style="{_ALIGN}">{{}}</td>'
 # The table's own colours: under a dark JupyterLab theme the inherited text is light, on light rows.
 _TEXT = "#1a1a1a"
 # The result in words; the glyph is decoration, hidden from screen readers.
 _MARK = {
     True: '<span aria-hidden="true">&#10004;</span> pass',
     False: '<span aria-hidden="true">&#10008;</span> fail',
-    None: '<span aria-hidden="true">&#8212;</span> not run',
+    None: '<span aria-hidden="true">&#8212;</span> not judged',
 }
 
 
 def _result(finding) -> bool | None:
-    """True (passed), False (failed), or None for a check that was not run: its row is grey, since
-    an earlier row already says what stopped it."""
-    return None if finding.message.startswith(NOT_RUN) else finding.passed
+    """True (passed), False (failed), or None for a check that was not run or not judged: its row
+    is grey, since an earlier row already says what stopped it."""
+    return None if finding.message.startswith((NOT_RUN, NOT_JUDGED)) else finding.passed
 
 
 def _number(value) -> str:
@@ -112,16 +116,17 @@ class ExerciseReport:
             hint = _NO_HINT if finding.passed else finding.hint
             result = _result(finding)
             background = {True: _PASS, False: _FAIL, None: _SKIPPED}[result]
-            rows.append(
-                f'<tr style="background:{background}">'
-                f"<td>{_MARK[result]}</td>"
-                f"<td><code>{html.escape(finding.code)}</code></td>"
-                f"<td>{html.escape(finding.message)}</td>"
-                f"<td>{html.escape(hint)}</td>"
-                f"<td>{html.escape(_numbers(finding))}</td></tr>"
+            cells = (
+                _MARK[result],
+                f"<code>{html.escape(finding.code)}</code>",
+                html.escape(finding.message),
+                html.escape(hint),
+                html.escape(_numbers(finding)),
             )
+            row = "".join(_CELL.format(cell) for cell in cells)
+            rows.append(f'<tr style="background:{background}">{row}</tr>')
         columns = ("result", "check", "what happened", "hint", "numbers")
-        head = "".join(f'<th scope="col">{h}</th>' for h in columns)
+        head = "".join(f'<th scope="col" style="{_ALIGN}">{h}</th>' for h in columns)
         return (
             f"<p><b>{html.escape(self.summary())}</b></p>"
             f'<table style="border-collapse:collapse;text-align:left;color:{_TEXT};background:#ffffff">'

@@ -288,6 +288,9 @@ def _run_check(name: str, check, doing: str, hints: dict, fn, state: dict, timeo
 
 NOT_RUN = "Not run"
 """How the message of a check that was not run begins (widgets.exercise shows such a row apart)."""
+NOT_JUDGED = "Not judged"
+"""How the message of a check that ran but could not be judged begins (an earlier row says why):
+shown apart too, not as a second failure."""
 
 
 def _not_run(name: str, why: str, hint: str) -> Finding:  # why: ": ..." or " to the end: ..."
