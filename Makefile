@@ -13,7 +13,7 @@ PIP := $(BIN)/python -m pip --disable-pip-version-check -q
 # No accelerator is needed; skipping the probe saves a second at every start.
 export JAX_PLATFORMS ?= cpu
 
-.PHONY: run test check quick screenshots lab lab-env lab-server class class-server hub-pin lint lock clean chromium bench load \
+.PHONY: run test check quick screenshots lab lab-env class hub-pin lint lock clean chromium bench load \
   plotly-js axe-core
 
 # Compiled XLA programs are kept on disk, so a new kernel loads the engine instead of compiling it
@@ -140,13 +140,16 @@ screenshots: $(VENV)/.installed-test chromium
 # LAB_VENV=.venv-lab keeps one apart anyway. (Notebook 7.6 runs the notebooks too, checked by hand.)
 LAB_VENV ?= $(VENV)
 NOTEBOOK ?= app.ipynb
-lab:
-	@$(MAKE) --no-print-directory VENV=$(LAB_VENV) lab-server
+# The link it prints opens the notebook itself (LabApp's default_url; ServerApp's is not the one
+# printed). serving/jupyter/lab-settings/overrides.json turns off the "Jupyter news?" pop-up.
+LAB_OPTIONS = --LabApp.app_settings_dir=$(CURDIR)/serving/jupyter/lab-settings
+# The servers run from this make, not a make within it: a nested make dies of the Ctrl-C (or
+# SIGTERM) after its child has stopped cleanly, and the outer one then prints "make: *** ... Interrupt".
+lab: lab-env
+	$(LAB_VENV)/bin/jupyter lab --no-browser --port=$(LAB_PORT) --ServerApp.ip=$(HOST) \
+	  --LabApp.default_url=/lab/tree/$(NOTEBOOK) $(LAB_OPTIONS) $(if $(filter 0,$(shell id -u)),--allow-root)
 lab-env:
 	@$(MAKE) --no-print-directory VENV=$(LAB_VENV) $(LAB_VENV)/.installed-lab
-lab-server: $(VENV)/.installed-lab
-	$(BIN)/jupyter lab $(NOTEBOOK) --no-browser --port=$(LAB_PORT) --ServerApp.ip=$(HOST) \
-	  $(if $(filter 0,$(shell id -u)),--allow-root)
 
 # The exercise for a class on this machine: a JupyterLab server per student (ports CLASS_PORT+1 ...),
 # each with its own token, kernel and copy of exercise.ipynb in CLASS_DIR/student-NN, copied once and
@@ -156,10 +159,8 @@ STUDENTS ?= 30
 CLASS_DIR ?= $(HOME)/scanlab-class
 CLASS_PORT ?= 8900
 CLASS_ARGS ?=
-class:
-	@$(MAKE) --no-print-directory VENV=$(LAB_VENV) class-server
-class-server: $(VENV)/.installed-lab
-	$(BIN)/python -m serving.classroom --students $(STUDENTS) --dir $(CLASS_DIR) --host $(HOST) \
+class: lab-env
+	$(LAB_VENV)/bin/python -m serving.classroom --students $(STUDENTS) --dir $(CLASS_DIR) --host $(HOST) \
 	  --port $(CLASS_PORT) $(CLASS_ARGS)
 
 # Every benchmark (a few minutes), one table against the targets of docs/performance.md; also kept

@@ -37,6 +37,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 EXERCISE = ROOT / "exercise.ipynb"
 LINKS = "links.txt"
+# JupyterLab's settings for every served lab (make lab's LAB_OPTIONS too): no "Jupyter news?" pop-up.
+LAB_SETTINGS = ROOT / "serving" / "jupyter" / "lab-settings"
 
 
 def keep_copy(source: Path, target: Path) -> bool:
@@ -80,6 +82,7 @@ def command(jupyter: str, root: Path, host: str, port: int, token: str, extra=()
         jupyter, "lab", "--no-browser", f"--port={port}", "--port-retries=0", f"--ServerApp.ip={host}",
         f"--ServerApp.root_dir={root}", f"--IdentityProvider.token={token}",
         "--ServerApp.default_url=/lab/tree/exercise.ipynb", "--ServerApp.terminals_enabled=False",
+        f"--LabApp.app_settings_dir={LAB_SETTINGS}",
         *(["--allow-root"] if os.geteuid() == 0 else []), *extra,
     ]  # fmt: skip
 
@@ -107,6 +110,10 @@ def answers(url: str) -> bool:
 
 
 def _interrupt(signum, frame):
+    # Once: make passes its SIGTERM on, and a teacher may press Ctrl-C twice; a second signal must
+    # not cut the stopping of the servers short.
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     raise KeyboardInterrupt
 
 
@@ -125,6 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     shown = address(args.host)
     servers, links, logs = [], [], []
     signal.signal(signal.SIGTERM, _interrupt)  # make's SIGTERM stops the class as Ctrl-C does
+    signal.signal(signal.SIGINT, _interrupt)
     try:
         for number, token in enumerate(tokens(folder, args.students), start=1):
             name = f"student-{number:02d}"

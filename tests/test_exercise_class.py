@@ -5,6 +5,7 @@ and the checker's cells run from a student's link, in Chromium, as that student 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import signal
@@ -43,8 +44,9 @@ def test_the_lab_and_the_class_run_from_the_dashboards_environment():
     assert ".venv-dry/bin/python -m pip --disable-pip-version-check -q install -r requirements-lab.lock" in (
         lab
     )
-    assert ".venv-dry/bin/jupyter lab exercise.ipynb" in lab
-    assert ".venv-dry/bin/jupyter lab app.ipynb" in _dry_run("lab", "VENV=.venv-dry")
+    # The link printed opens the notebook itself, not the Launcher beside the repository.
+    assert "--LabApp.default_url=/lab/tree/exercise.ipynb" in lab and "lab-settings" in lab
+    assert "--LabApp.default_url=/lab/tree/app.ipynb" in _dry_run("lab", "VENV=.venv-dry")
     klass = _dry_run("class", "VENV=.venv-dry", "STUDENTS=3", "HOST=0.0.0.0")
     assert "install -r requirements-lab.lock" in klass
     assert ".venv-dry/bin/python -m serving.classroom --students 3 " in klass and "--host 0.0.0.0" in klass
@@ -64,16 +66,23 @@ def test_a_copy_is_made_once_and_never_overwritten(tmp_path):
 
 
 class Class:
-    """`python -m serving.classroom` for `students`, its output read as it comes."""
+    """`python -m serving.classroom` for `students` (or `make class`, with `make=True`), its output
+    read as it comes."""
 
-    def __init__(self, folder: Path, students: int, *extra: str, port: int | None = None):
+    def __init__(self, folder: Path, students: int, *extra: str, port: int | None = None, make=False):
         self.port = port or free_ports(students)
         self.lines: list[str] = []
         self.ready = threading.Event()
-        self.process = subprocess.Popen(
+        command = (
+            ["make", "--no-print-directory", "class", f"STUDENTS={students}", f"CLASS_DIR={folder}",
+             f"CLASS_PORT={self.port}", f"VENV={Path(sys.executable).parent.parent}",
+             f"CLASS_ARGS={' '.join(extra)}"]
+            if make else
             [sys.executable, "-m", "serving.classroom", f"--students={students}", f"--dir={folder}",
-             f"--port={self.port}", f"--jupyter={JUPYTER}", *extra],
-            cwd=ROOT, env={**os.environ, "JAX_PLATFORMS": "cpu"}, stdout=subprocess.PIPE,
+             f"--port={self.port}", f"--jupyter={JUPYTER}", *extra]
+        )  # fmt: skip
+        self.process = subprocess.Popen(
+            command, cwd=ROOT, env={**os.environ, "JAX_PLATFORMS": "cpu"}, stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT, text=True, start_new_session=True,
         )  # fmt: skip
         self.reader = threading.Thread(target=self._read, daemon=True)
@@ -89,9 +98,10 @@ class Class:
         assert self.ready.wait(180), "".join(self.lines)
         return [m.group(1) for line in self.lines if (m := re.match(r"student-\d+: (http://\S+)$", line))]
 
-    def stop(self) -> int:
+    def stop(self, sign=signal.SIGTERM) -> int:
+        """Stop it as make (SIGTERM) or a teacher's Ctrl-C (SIGINT to every process of the group) does."""
         with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.process.pid, signal.SIGTERM)
+            os.killpg(self.process.pid, sign)
         code = self.process.wait(60)
         self.reader.join(10)  # it reads to the end of the output, then the pipe is closed
         self.process.stdout.close()
@@ -127,6 +137,13 @@ def test_each_student_has_a_server_a_token_and_a_copy_kept_across_starts(classro
         assert _status(f"{mine[0]}?{other[1]}") == 403
         listed = (folder / "links.txt").read_text().splitlines()
         assert listed == [f"student-{i + 1:02d}: {link}" for i, link in enumerate(links)]
+        # No "Jupyter news?" pop-up in a student's lab.
+        base, token = links[0].split("/lab/tree/")[0], links[0].split("?")[1]
+        notification = f"{base}/lab/api/settings/@jupyterlab/apputils-extension:notification?{token}"
+        with urllib.request.urlopen(notification, timeout=30) as response:
+            schema = json.load(response)["schema"]["properties"]  # overrides.json sets the defaults
+        news = {name: schema[name]["default"] for name in ("fetchNews", "checkForUpdates")}
+        assert news == {"fetchNews": "false", "checkForUpdates": False}, news
     finally:
         assert room.stop() == 0
     assert "Stopped 2 servers." in "".join(room.lines)
@@ -135,12 +152,15 @@ def test_each_student_has_a_server_a_token_and_a_copy_kept_across_starts(classro
     mine = copy.read_text().replace("raise NotImplementedError", "raise NotImplementedError  # mine", 1)
     copy.write_text(mine)
 
-    room = classroom(folder, 2, port=room.port)  # the next lesson: the same links, the answers kept
+    # The next lesson, from make: the same links, the answers kept, and Ctrl-C stops it cleanly.
+    room = classroom(folder, 2, port=room.port, make=True)
     try:
         assert room.links() == links
         assert "kept" in "".join(room.lines)
     finally:
-        room.stop()
+        room.stop(signal.SIGINT)
+    said = "".join(room.lines)
+    assert "Stopped 2 servers." in said and "make: ***" not in said, said
     assert "# mine" in copy.read_text()
 
 

@@ -84,11 +84,11 @@ def test_make_lab_installs_jupyterlab_into_the_dashboards_environment_without_mo
 
     lab = dry_run("lab")
     assert ".venv-dry/bin/python -m pip" in lab and "install -r requirements-lab.lock" in lab
-    assert ".venv-dry/bin/jupyter lab app.ipynb" in lab
-    assert ".venv-dry/bin/jupyter lab exercise.ipynb" in dry_run("lab", "NOTEBOOK=exercise.ipynb")
+    assert ".venv-dry/bin/jupyter lab " in lab and "default_url=/lab/tree/app.ipynb" in lab
+    assert "default_url=/lab/tree/exercise.ipynb" in dry_run("lab", "NOTEBOOK=exercise.ipynb")
     assert "requirements-lab.lock" not in dry_run("run")
     apart = dry_run("lab", "LAB_VENV=.venv-dry-lab")
-    assert ".venv-dry-lab/bin/jupyter lab app.ipynb" in apart and ".venv-dry/" not in apart
+    assert ".venv-dry-lab/bin/jupyter lab " in apart and ".venv-dry/" not in apart
     lab_pins, run_pins = _pins(ROOT / "requirements-lab.lock"), _pins(ROOT / "requirements.lock")
     assert lab_pins and not set(lab_pins) & set(run_pins), set(lab_pins) & set(run_pins)
     assert "-r requirements.lock" in (ROOT / "requirements-lab.lock").read_text()

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from harness.server import free_port, stop_group, wait_until_answers
+from serving.classroom import LAB_SETTINGS
 
 ROOT = Path(__file__).resolve().parents[2]
 # Not resolved: a venv's python is a link to the base interpreter, whose folder has no jupyter.
@@ -61,6 +62,7 @@ def lab(root: Path):
             "--IdentityProvider.token=",
             "--ServerApp.password=",
             "--LabApp.expose_app_in_browser=True",
+            f"--LabApp.app_settings_dir={LAB_SETTINGS}",
             "--allow-root",
         ],
         env=env,
