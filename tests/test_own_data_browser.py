@@ -51,7 +51,8 @@ def test_a_visitors_file_runs_and_a_bad_one_changes_nothing(browser, dashboard_u
     good = tmp_path / "mine.csv"
     good.write_text(GOOD)
     files.set_input_files(str(good))
-    page.wait_for_function("() => document.body.innerText.includes('mine.csv: 40 rows')", timeout=60_000)
+    in_use = "() => document.body.innerText.includes('In use: mine.csv, 40 rows')"
+    page.wait_for_function(in_use, timeout=60_000)
     model = Model()
     model.compute(DEFAULTS)  # the page's first run: the landscape's frame starts from it
     model.rows.use(core.parse_csv(GOOD.encode()))
@@ -71,7 +72,7 @@ def test_a_visitors_file_runs_and_a_bad_one_changes_nothing(browser, dashboard_u
     page.wait_for_function("() => document.body.innerText.includes('big.csv is 6.0 MB')", timeout=60_000)
     assert max(len(frame) for frame in dashboard.frames_sent[sent:]) < 10_000  # the file was not sent
     assert page.evaluate(PAGE_STATE)["charts"] == before
-    assert "mine.csv: 40 rows" in page.locator(".scanlab-controls").inner_text()
+    assert "In use: mine.csv, 40 rows" in page.locator(".scanlab-controls").inner_text()
 
     # A move runs on the file's rows: lr typed into its readout.
     readout = (
@@ -102,7 +103,7 @@ def test_each_bad_file_is_said_in_the_page_and_the_data_stay(browser, dashboard_
         files.set_input_files(str(path))
 
     choose("mine.csv", ("\ufeff" + GOOD).encode())  # Excel's UTF-8: a byte-order mark first
-    page.wait_for_function("() => document.body.innerText.includes('mine.csv: 40 rows, x = height')")
+    page.wait_for_function("() => document.body.innerText.includes('In use: mine.csv, 40 rows, x = height')")
     model = Model()
     model.compute(DEFAULTS)
     model.rows.use(core.parse_csv(("\ufeff" + GOOD).encode()))
@@ -116,9 +117,11 @@ def test_each_bad_file_is_said_in_the_page_and_the_data_stay(browser, dashboard_
         page.wait_for_function(f"() => document.body.innerText.includes('bad{i}.csv: ')", timeout=30_000)
         said = notice(page)
         assert expected.replace("\n", " ") in said and "The data stay as they were." in said, (name, said)
+        beside = page.locator(".scanlab-refused").inner_text()  # under the file control too
+        assert beside.startswith(f"⚠ bad{i}.csv: ") and expected.replace("\n", " ") in beside, beside
     assert page.evaluate(PAGE_STATE)["charts"] == before
     choose("european.csv", b"x;y\n1,5;2,5\n2,5;4,5\n3,5;6,5\n")
-    page.wait_for_function("() => document.body.innerText.includes('european.csv: 3 rows')")
+    page.wait_for_function("() => document.body.innerText.includes('In use: european.csv, 3 rows')")
     assert dashboard.errors == [], dashboard.errors
     dashboard.close()
 
@@ -140,7 +143,7 @@ def test_a_file_chosen_in_the_notebook_runs_there_too(browser, jupyter_lab, tmp_
         files.wait_for(state="attached", timeout=180_000)
         files.set_input_files(str(good))
         # textContent: JupyterLab leaves the cells out of view unrendered, without innerText.
-        loaded = "() => document.body.textContent.includes('mine.csv: 40 rows')"
+        loaded = "() => document.body.textContent.includes('In use: mine.csv, 40 rows')"
         page.wait_for_function(loaded, timeout=60_000)
         model = Model()
         model.rows.use(core.parse_csv(GOOD.encode()))

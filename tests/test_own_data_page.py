@@ -102,7 +102,8 @@ def test_a_visitors_file_runs_and_its_columns_can_be_chosen(explorer):
     send_file(explorer, "mine.csv", GOOD)
     s = explorer.settings
     assert s.kind == "own" and explorer.inputs["kind"].value == "own"
-    assert "mine.csv: 40 rows, x = height, y = weight" in explorer.own_data.line.value
+    assert "In use: mine.csv, 40 rows, x = height, y = weight" in explorer.own_data.line.value
+    assert explorer.own_data.upload.chosen == "mine.csv in use"  # beside the control, not "No file chosen"
     assert "“name”" in explorer.own_data.line.value  # the text column left out, and said
     table = core.parse_csv(GOOD)
     x, y = core.batches_from_rows(table.x, table.y, s.N, s.B, seed=s.seed)
@@ -135,6 +136,29 @@ def test_a_bad_file_is_said_on_the_page_and_changes_nothing(explorer, name):
     for loss, weights in result.items():
         np.testing.assert_array_equal(explorer.result.histories[loss].params["w"], weights)
     assert "mine.csv" in explorer.own_data.line.value
+
+
+def test_a_refused_file_is_said_beside_the_control_and_keeps_the_runs_notices():
+    explorer = Explorer(Settings(kind="engel", N=100, B=16), background=False)
+    lowered = "N lowered to 14"
+    assert lowered in explorer.notice.value and "In use: Household income" in explorer.own_data.line.value
+    send_file(explorer, "bad.csv", b"%PDF-1.7\n")
+    for words in (explorer.notice.value, explorer.control_notice.value):
+        assert lowered in words and "bad.csv: " in words, words  # the run's notice stays
+    line = explorer.own_data.line.value
+    assert '<span class="scanlab-refused">&#9888; bad.csv: ' in line and "In use: Household income" in line
+    send_file(explorer, "worse.csv", b"PK\x03\x04")  # the next refusal replaces the last one
+    assert "worse.csv" in explorer.notice.value and "bad.csv" not in explorer.notice.value
+    assert lowered in explorer.notice.value and "bad.csv" not in explorer.own_data.line.value
+    explorer.inputs["lr"].value = 0.002  # a move: its own notices, none
+    assert explorer.notice.value == "" and "worse.csv" in explorer.own_data.line.value
+    explorer.inputs["kind"].value = "gaussian"  # other data: the refusal was about the last
+    assert "worse.csv" not in explorer.own_data.line.value
+    assert explorer.own_data.upload.chosen == "no file in use"
+    send_file(explorer, "mine.csv", GOOD)
+    send_file(explorer, "bad.csv", b"%PDF-1.7\n")
+    send_file(explorer, "mine2.csv", GOOD)  # a good file: its line alone
+    assert explorer.own_data.line.value.startswith("In use: mine2.csv, 40 rows")
 
 
 def test_a_file_over_the_size_limit_is_refused_whether_the_browser_sent_it_or_not(explorer):

@@ -447,9 +447,12 @@ class Explorer:
     @batched
     def _on_own_data(self, notices: list, new: bool) -> None:
         """A visitor's file read (`new`: run on it, as kind "own") or refused (`notices` say why)."""
-        if new:
-            with self._quietly():
-                self.inputs["kind"].value = "own"
+        if not new:
+            # A refused file changes nothing: the run stays, and so do its notices (an N the data
+            # lowered), the refusal said beside them.
+            return self._show_texts([*self._said, *notices], from_controls=True, kept=len(self._said))
+        with self._quietly():
+            self.inputs["kind"].value = "own"
         self._on_input(notices=notices, new_data=new)
 
     def _pick(self, **fields) -> None:
@@ -515,7 +518,10 @@ class Explorer:
 
     # Words ------------------------------------------------------------------------------------
 
-    def _show_texts(self, notices, from_controls: bool = False) -> None:
+    def _show_texts(self, notices, from_controls: bool = False, kept: int | None = None) -> None:
+        """The page's words for the run and `notices`; the first `kept` of them (all by default)
+        stand until the next move's."""
+        self._said = list(notices[:kept])
         self.step_info.value = step_html(self.result, self.step)
         self.share.value = self._share_link()
         self.notice.value = notices_html(notices)

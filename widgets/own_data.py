@@ -33,15 +33,20 @@ STANDARDIZE_WHY = (
 REPLACE_WHY = "replace: when N × B is more than the rows, use rows again (a new shuffle each pass)."
 
 
+NO_FILE = "no file in use"
+
+
 class Upload(anywidget.AnyWidget):
     """A file control that sends the chosen file's bytes to the kernel (`on_msg`): a message
     {"kind": "file", "name", "size"} with the bytes as its one buffer, or {"kind": "too_big",
-    "name", "size"} for a file over `max_bytes`, which the browser does not send."""
+    "name", "size"} for a file over `max_bytes`, which the browser does not send. `chosen` is
+    shown beside it: the file in use."""
 
     _esm = UPLOAD_JS
     description = traitlets.Unicode(UPLOAD_LABEL).tag(sync=True)
     max_bytes = traitlets.Int(core.MAX_BYTES).tag(sync=True)
     disabled = traitlets.Bool(False).tag(sync=True)
+    chosen = traitlets.Unicode(NO_FILE).tag(sync=True)
 
 
 def _size(size: int) -> str:
@@ -57,13 +62,13 @@ def file_line(name: str, table: core.Table) -> str:
         listed = ", ".join(f"“{n}”" for n in table.skipped[:5])
         skipped = f"; text only, left out: {listed}" + (" and more" if len(table.skipped) > 5 else "")
     return html.escape(
-        f"{name}: {table.x.size:,} rows, x = {table.x_name}, y = {table.y_name}{skipped}. "
+        f"In use: {name}, {table.x.size:,} rows, x = {table.x_name}, y = {table.y_name}{skipped}. "
         "It stays in this page's kernel and is gone when the page closes."
     )
 
 
 EXAMPLE_LINE = html.escape(
-    f"{core.EXAMPLE_TITLE}: x = income, y = food spending, thousands of francs (data/README.md)."
+    f"In use: {core.EXAMPLE_TITLE}, x = income, y = food spending, thousands of francs (data/README.md)."
 )
 
 
@@ -76,16 +81,21 @@ FILE_HINT = html.escape(
 
 class OwnData:
     """The "your data" controls (`widget`): the file control, the x and y menus (shown for a file
-    of more than two columns of numbers) and a line about the rows. `changed(notices, new)` is
-    called after each file or choice of column: `new` when the rows changed (kind "own" now)."""
+    of more than two columns of numbers) and a line about the rows in use. `changed(notices, new)`
+    is called after each file or choice of column: `new` when the rows changed (kind "own" now).
+    A refused file's sentence also stands on the line, above the data in use, until the next file
+    or another kind of data."""
 
     def __init__(self, rows: Rows, changed):
         self.rows = rows
         self._changed = changed
         self._name = ""  # the visitor's file's name, for the line about its rows
         self._busy = False
+        self._refused = ("", "")  # (the sentence, the kind of data it was said under)
+        self._kind = ""  # the kind of data shown
         self.upload = Upload()
-        pin(self.upload, {"max_bytes": core.MAX_BYTES, "description": UPLOAD_LABEL})
+        self._pinned = {"max_bytes": core.MAX_BYTES, "description": UPLOAD_LABEL, "chosen": NO_FILE}
+        pin(self.upload, self._pinned)
         self.x = labelled(Menu(options=[], description="x"), "the column of x")
         self.y = labelled(Menu(options=[], description="y"), "the column of y")
         self.columns = ipw.HBox([self.x, self.y], layout={"display": "none", "flex_flow": "row wrap"})
@@ -104,8 +114,7 @@ class OwnData:
             size = len(buffers[0]) if buffers else content.get("size")
             said = f" is {_size(size)}" if isinstance(size, int) else " is too large"
             limit = f"{core.MAX_BYTES / 1e6:g} MB ({core.MAX_BYTES:,} bytes)"
-            notice = f"{name}{said}; a file may be at most {limit}. The data stay as they were."
-            return self._changed([notice], False)
+            return self._refuse(f"{name}{said}; a file may be at most {limit}. The data stay as they were.")
         if len(buffers) != 1:
             return
         self._use(name, lambda: core.parse_csv(bytes(buffers[0])))
@@ -117,11 +126,16 @@ class OwnData:
             core.batches_from_rows(table.x, table.y, 1, table.x.size, seed=0)  # every value fits float32
         except core.DataError as error:
             self._show_columns()  # the menus back to the table in use
-            return self._changed([f"{name}: {error} The data stay as they were."], False)
+            return self._refuse(f"{name}: {error} The data stay as they were.")
         self._name = name
+        self._refused = ("", "")
         self.rows.use(table)
         self._show_columns()
         self._changed([], True)
+
+    def _refuse(self, sentence: str) -> None:
+        self._refused = (sentence, self._kind)
+        self._changed([sentence], False)
 
     def _picked(self, change) -> None:
         table = self.rows.table("own")
@@ -143,13 +157,23 @@ class OwnData:
             self._busy = False
 
     def show(self, settings: Settings) -> None:
-        """The menus and the line for `settings`' kind of data."""
+        """The menus and the line for `settings`' kind of data (and a refused file's sentence, said
+        under that kind)."""
         table = self.rows.table("own")
         own = settings.kind == "own" and table is not None
         self.columns.layout.display = None if own and len(table.names) > 2 else "none"
+        self._pinned["chosen"] = f"{self._name} in use" if own else NO_FILE
+        self.upload.chosen = self._pinned["chosen"]
         if own:
-            self.line.value = file_line(self._name, table)
+            line = file_line(self._name, table)
         elif settings.kind == "engel":
-            self.line.value = EXAMPLE_LINE
+            line = EXAMPLE_LINE
         else:
-            self.line.value = FILE_HINT
+            line = FILE_HINT
+        self._kind = settings.kind
+        sentence, kind = self._refused
+        if sentence and kind != settings.kind:
+            sentence, self._refused = "", ("", "")
+        if sentence:
+            line = f'<span class="scanlab-refused">&#9888; {html.escape(sentence)}</span><br>{line}'
+        self.line.value = line

@@ -7,16 +7,25 @@ export default {
     label.className = "scanlab-upload";
     const words = document.createElement("span");
     words.textContent = model.get("description");
+    // The browser's own control says "No file chosen" once its value is cleared (below), while a
+    // file is in use: it is hidden (still focusable, and named by the label) behind a button and
+    // the kernel's word for the file in use.
     const input = document.createElement("input");
     input.type = "file";
     input.accept = ".csv,.tsv,.txt,text/csv,text/plain";
-    label.append(words, input);
+    const button = document.createElement("span");
+    button.className = "scanlab-upload-button";
+    button.textContent = "Choose a file…";
+    const chosen = document.createElement("span");
+    chosen.className = "scanlab-upload-chosen";
+    label.append(words, input, button, chosen);
     el.append(label);
     const update = () => {
       input.disabled = model.get("disabled");
+      chosen.textContent = model.get("chosen");
     };
     update();
-    model.on("change:disabled", update);
+    model.on("change:disabled change:chosen", update);
     input.addEventListener("change", async () => {
       const file = input.files && input.files[0];
       if (!file) return;
@@ -29,6 +38,6 @@ export default {
       }
       input.value = ""; // the same file chosen again is read again
     });
-    return () => model.off("change:disabled", update);
+    return () => model.off("change:disabled change:chosen", update);
   },
 };
