@@ -27,7 +27,6 @@ from harness.support.own_data import BAD_FILES
 ROOT = Path(__file__).resolve().parent.parent
 
 
-
 @pytest.mark.parametrize("name", BAD_FILES)
 def test_each_bad_file_gets_one_sentence_naming_the_problem_and_where(name):
     content, expected = BAD_FILES[name]

@@ -70,6 +70,32 @@ def test_the_status_and_a_links_notice_are_on_the_first_screen(browser, dashboar
     page.close()
 
 
+# Each chart's title (its first line) and the top and bottom of its box.
+CHART_BOXES = """() => [...document.querySelectorAll('.js-plotly-plot')].map(gd => {
+    const r = gd.getBoundingClientRect();
+    return [String(gd.layout.title.text).split('<')[0], r.top, r.bottom];
+})"""
+
+
+@pytest.mark.parametrize(
+    ("view", "query", "whole"),
+    [
+        # The lesson's first two rows: the trajectory and the loss, then the landscape, legends and all.
+        ("desktop", "", ["Trajectory: the carry w", "Loss per step", "Loss landscape: the steps drawn"]),
+        # The room's picture of the w, b model: the contour first, under the status.
+        ("projector", "model=w,b", ["Loss landscape: the steps on L(w, b)"]),
+    ],
+)
+def test_the_first_screen_holds_whole_charts(page_to_read, view, query, whole):
+    address, viewport, device = _view(view, query)
+    page = page_to_read(address, viewport, **device)
+    charts = page.page.evaluate(CHART_BOXES)
+    first = [chart for chart in charts if chart[1] < viewport[1]][: len(whole)]  # by their place
+    assert [title[: len(w)] for (title, *_), w in zip(first, whole, strict=False)] == whole, charts
+    for title, top, bottom in first:
+        assert 0 <= top and bottom <= viewport[1], (view, title, top, bottom)
+
+
 @pytest.mark.parametrize("view", VIEWS)
 def test_the_share_link_and_exports_can_be_reached(page_to_read, view):
     page = _read(page_to_read, view)

@@ -29,6 +29,7 @@ VIEWS = {
     "screenshot-phone": ("", (390, 844), True, None),
     "screenshot-diverging": ("?preset=diverging", (1440, 900), False, None),
     "screenshot-valley": ("?preset=narrow-valley", (1440, 900), False, "Loss landscape: the steps on L(w"),
+    "screenshot-valley-projector": ("?view=projector&preset=narrow-valley", (1024, 768), False, None),
 }
 
 # Every chart drawn (the five line charts and the map), and no chart waiting for its box's width.

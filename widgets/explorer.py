@@ -142,7 +142,7 @@ class Explorer:
         self.figures = {name: self._chart(name) for name in CHARTS}
         self._parts = {}  # chart name -> the box of it and its caption, once shown
         self._model_drawn = settings.model  # the model whose charts were drawn last
-        self.captions = {}  # the numbers of a chart that change with a slider, above it
+        self.captions = {}  # the numbers of a chart that change with a slider, beside it
         for name in CHARTS:
             if name in CAPTIONS:
                 text = caption(name, self.result, settings.loss)
@@ -265,16 +265,22 @@ class Explorer:
 
     def _view(self, name: str) -> ipw.Box:
         """A box holding the named chart, under its caption if it has one. The landscape's box
-        holds the w, b model's contour chart ("plane") too, shown in its place under that model."""
+        holds the w, b model's contour chart ("plane") too, shown in its place under that model,
+        unless the plane was given a place of its own (`show`)."""
         if name == "stability":
             return self.stability.widget
-        names = [name, "plane"] if name == "landscape" else [name]
+        if name == "plane":
+            return self._part("plane")  # shown or hidden with the model, its flex box included
+        names = [name, "plane"] if name == "landscape" and "plane" not in self._parts else [name]
         return ipw.VBox([self._part(part) for part in names])
 
     def _part(self, name: str) -> ipw.Box:
-        """The named chart under its caption, shown while the model is one of the chart's."""
-        above = [self.captions[name]] if name in self.captions else []
-        part = ipw.VBox([*above, self.figures[name]])
+        """The named chart with its caption (above it, under the plane), shown while the model is
+        one of the chart's."""
+        words = [self.captions[name]] if name in self.captions else []
+        # The plane's caption is a paragraph (the valley's numbers and both paths'): under the
+        # chart, which then starts its place (on the projector's first screen, `show`).
+        part = ipw.VBox([self.figures[name], *words] if name == "plane" else [*words, self.figures[name]])
         self._parts[name] = part
         self._show_model_charts()
         return part
@@ -293,20 +299,37 @@ class Explorer:
         """The named chart as the current result, view and step draw it."""
         return CHARTS[name].build(self.result, self.settings.loss, self.step, self._make_figure)
 
-    def show(self, *names: str) -> ipw.VBox:
+    def show(self, *names: str, code: bool = True) -> ipw.VBox:
         """The named charts side by side, wrapping on narrow screens, with the source of the core
-        functions that produced them underneath (`CODE`: the lesson's loop, then the engine's; each
-        closed until opened, `widgets.code.chart_code`). Above a row holding the trajectory, the
-        `words`: what happened to the run is read where the run is drawn, on every screen."""
+        functions that produced them underneath (`code`; False leaves it to a `code()` of its
+        own). Above a row holding the trajectory, the `words`: what happened to the run is read
+        where the run is drawn, on every screen. In the projector view the w, b model's contour
+        chart comes first there, on the room's first screen: its place is the trajectory's row
+        when that row is shown before the landscape (the lesson's order)."""
+        if self._on_projector and "trajectory" in names and "plane" not in self._parts:
+            names = ("plane", *names)
         views = [self._view(name) for name in names]
         wide = [views[i] for i, name in enumerate(names) if name in WIDE]
         charts = side_by_side(views, wide=wide, beside=self.beside)
         above = [self.words] if "trajectory" in names else []
-        code = chart_code(names) if "code" not in self.presentation.hide else []
-        box = Stilled([*above, charts, *code])
+        box = Stilled([*above, charts, *(self._code_views(names) if code else ())])
         if self.stills and "stability" not in names:  # the map is below the first screen
             box.still = self._styled_once(lambda css: page_still(box, css))
         return for_view(box, self._on_projector)
+
+    def code(self, *names: str) -> Stilled:
+        """The source of the core functions behind the named charts, one closed "Code:" part per
+        kind (`widgets.code.chart_code`: the lesson's loop, then the engine's); none under
+        `?hide=code`. The lesson puts its first screen's code below both of its rows of charts,
+        where it splits no charts of that screen."""
+        box = Stilled(self._code_views(names))
+        if self.stills:  # its bars hold their place while the live page comes (widgets.still)
+            box.still = self._styled_once(lambda css: page_still(box, css))
+        return for_view(box, self._on_projector)
+
+    def _code_views(self, names) -> list:
+        # The plane's code comes with the landscape's (widgets.code.chart_code).
+        return [] if "code" in self.presentation.hide else chart_code([n for n in names if n != "plane"])
 
     def _styled_once(self, make):
         """A still callable from `make(css)`: the first still the page shows that is made brings
