@@ -582,7 +582,7 @@ class Explorer:
     def _status_text(self) -> str:
         """The status line (`widgets.words.status_html`), made once per move: the charts' text
         alternatives take it as plain text."""
-        return status_html(self.result)
+        return status_html(self.result, standardize="standardize" not in self.presentation.hide)
 
 
 __all__ = ["CODE", "FAST", "LESSON", "REGIME_WORDS", "WIDE", "Explorer"]

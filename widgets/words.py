@@ -75,10 +75,11 @@ def _diverged(h) -> str:
     )
 
 
-def status_html(r: Result) -> str:
+def status_html(r: Result, standardize: bool = True) -> str:
     """The run's outcome, a line per shown loss and one for the overlaid optimizer: regime, final
-    carry and its distance to the best fit, or the step it diverged at. HTML (a `<br>` between
-    lines)."""
+    carry and its distance to the best fit, or the step it diverged at; then which rows the star
+    fits and the lr standardising x would allow (naming the control unless `standardize` is False:
+    a page that hides it). HTML (a `<br>` between lines)."""
     s = r.settings
     lines = []
     for loss, h in _shown_runs(r):
@@ -104,10 +105,11 @@ def status_html(r: Result) -> str:
         lines.append(html.escape(_rows_fit(r.rows_fit)))
     if r.standardized_lr is not None:  # said of the first loss it rescues
         loss = next(loss for loss in LOSSES if loss in r.standardized_lr)
+        named = "“standardize”: " if standardize else ""
         lines.append(
             html.escape(
                 f"x as it is needs lr below {r.critical_lr[loss]:.3g} ({loss} loss); standardised "
-                f"(“standardize”: x rescaled to mean 0 and spread 1) it allows up to "
+                f"({named}x rescaled to mean 0 and spread 1) it allows up to "
                 f"{r.standardized_lr[loss]:.3g}."
             )
         )
