@@ -305,4 +305,7 @@ def test_a_diverging_run_of_rows_offers_standardize_when_it_would_converge():
     assert hidden.result.standardized_lr is not None and hidden.standardize_button.layout.display == "none"
     # The sentence still says what standardising would allow, without naming the hidden control.
     assert "“standardize”" not in hidden.status.value
-    assert f"standardised (x rescaled to mean 0 and spread 1) it allows up to {rescue:.3g}" in hidden.status.value
+    assert (
+        f"standardised (x rescaled to mean 0 and spread 1) it allows up to {rescue:.3g}"
+        in hidden.status.value
+    )
