@@ -317,6 +317,11 @@ PYTREE_HINTS = {
         "The exercise: the loss is sum((w*x + b - y)**2), a sum over the batch, whose gradients are "
         "2 * sum((w*x + b - y) * x) and 2 * sum(w*x + b - y). A mean divides both by the batch size B."
     ),
+    "missing_factor_two": (
+        "The exercise: the loss is sum((w*x + b - y)**2), whose gradients are 2 * sum((w*x + b - y) * x) "
+        "and 2 * sum(w*x + b - y), each with its factor 2 (a loss of 1/2 * sum(...) drops it); or let "
+        "jax.grad differentiate the loss."
+    ),
     "returns_history": (
         'The exercise: "Return the final params as a dict with the same keys". Return None as the '
         "body's per-step output and unpack the scan: final_params, _ = lax.scan(step, params, "
@@ -353,6 +358,8 @@ PYTREE_EXPLANATIONS = {
     "tree_map_swapped": "what jax.tree.map with the trees swapped gives: g - lr * p for every leaf, "
     "the gradient less lr times the param",
     "mean_not_sum": "what the mean loss gives: both gradients divided by the batch size, {rows}",
+    "missing_factor_two": "what the gradients without their factor 2 give (the loss halved, "
+    "1/2 * sum((w*x + b - y)**2))",
     "unchanged": "the initial params: the updates are not returned (is the final carry of lax.scan "
     "what the function returns?)",
     "keys_swapped": "the right values under each other's keys: the new w is returned as 'b' and the "

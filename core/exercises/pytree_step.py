@@ -15,7 +15,8 @@ The checks (`PYTREE_CHECKS`), in order:
   loss sum((w*x + b - y)**2) at the params the step receives, then every leaf p - lr * g), b never
   updated (kept at its start, in the loss or left out of it), the updates in turn (w first and b's
   gradient at the new w, or b first and w's at the new b), gradient ascent (p + lr * g), the
-  tree.map's trees swapped (g - lr * p), the mean loss (both gradients divided by B), and three
+  tree.map's trees swapped (g - lr * p), the mean loss (both gradients divided by B), the
+  gradients without their factor 2 (of 1/2 * sum((w*x + b - y)**2)), and three
   slips with no code, said in words: the params returned unchanged, the right values under each
   other's keys, the scan started from w = b = 0 instead of params. A tuple or list of two numbers
   is `returns_tuple`, said with what came back and the dict expected; a dict of per-step arrays,
@@ -60,6 +61,7 @@ PYTREE_MISTAKES = (
     "not_scan",
     "host_sync",
     "error",
+    "missing_factor_two",
 )
 """The pytree exercise's public mistake codes (new ones appended)."""
 PYTREE_CHECKS = ("numbers", "traced", "loop")
@@ -67,7 +69,14 @@ PYTREE_CHECKS = ("numbers", "traced", "loop")
 
 # The patterns with a model: the right step, the numeric mistakes, and slips with no code (the
 # params returned as given, the right values under each other's keys, the scan started from 0).
-_NUMERIC = ("b_not_updated", "sequential_update", "gradient_ascent", "tree_map_swapped", "mean_not_sum")
+_NUMERIC = (
+    "b_not_updated",
+    "sequential_update",
+    "gradient_ascent",
+    "tree_map_swapped",
+    "mean_not_sum",
+    "missing_factor_two",
+)
 _PATTERNS = ("correct", *_NUMERIC, "unchanged", "keys_swapped", "from_zeros")
 
 
@@ -128,6 +137,8 @@ class _Case(NamedTuple):
                 w, b = gw - lr * w, gb - lr * b
             elif rule == "mean":
                 w, b = w - lr * gw / x.size, b - lr * gb / x.size
+            elif rule == "half":  # the gradients without their factor 2
+                w, b = w - lr * gw / 2, b - lr * gb / 2
             else:  # "unchanged"
                 pass
         return w, b
@@ -147,6 +158,7 @@ class _Case(NamedTuple):
             "gradient_ascent": [(self.run("ascent"), "")],
             "tree_map_swapped": [(self.run("swapped"), "")],
             "mean_not_sum": [(self.run("mean"), f"B = {self.x.shape[1]}")],
+            "missing_factor_two": [(self.run("half"), "")],
             "unchanged": [(self.run("unchanged"), "")],
             "keys_swapped": [(self.run("correct")[::-1], "")],
             "from_zeros": [(self._replace(w=0.0, b=0.0).run("correct"), "")],

@@ -895,6 +895,19 @@ def pytree_mean_loss(params, lr, x_batches, y_batches):
     return lax.scan(step, params, (x_batches, y_batches))[0]
 
 
+def pytree_half_squared_error(params, lr, x_batches, y_batches):
+    # The textbook's 1/2 in front of the squared error: its gradient has no factor 2.
+    def half_loss(params, x, y):
+        residual = params["w"] * x + params["b"] - y
+        return jnp.sum(residual**2) / 2
+
+    def step(params, batch):
+        grads = jax.grad(half_loss)(params, *batch)
+        return jax.tree.map(lambda p, g: p - lr * g, params, grads), None
+
+    return lax.scan(step, params, (x_batches, y_batches))[0]
+
+
 def pytree_params_of_every_step(params, lr, x_batches, y_batches):
     def step(params, batch):
         grads = jax.grad(model_loss)(params, *batch)
@@ -950,6 +963,7 @@ PYTREE = {
     pytree_plus_gradient: {"gradient_ascent"},
     pytree_trees_swapped: {"tree_map_swapped"},
     pytree_mean_loss: {"mean_not_sum"},
+    pytree_half_squared_error: {"missing_factor_two"},
     pytree_params_of_every_step: {"returns_history"},
     pytree_returns_scan_pair: {"returns_history"},
     pytree_python_loop: {"not_scan"},

@@ -74,6 +74,15 @@ def pytree_mean(params, lr, x_batches, y_batches):
     return pytree_right(params, lr / x_batches.shape[1], x_batches, y_batches)
 
 
+def pytree_half_loss(params, lr, x_batches, y_batches):  # 1/2 * sum(...): no factor 2
+    def step(params, batch):
+        x, y = batch
+        grads = jax.grad(lambda p: 0.5 * jnp.sum((p["w"] * x + p["b"] - y) ** 2))(params)
+        return jax.tree.map(lambda p, g: p - lr * g, params, grads), None
+
+    return lax.scan(step, params, (x_batches, y_batches))[0]
+
+
 def pytree_every_step(params, lr, x_batches, y_batches):
     def step(params, batch):
         new_params = update(params, jax.grad(loss)(params, *batch), lr)
@@ -110,6 +119,7 @@ PYTREE = {
     pytree_ascent: {"gradient_ascent"},
     pytree_grads_first: {"tree_map_swapped"},
     pytree_mean: {"mean_not_sum"},
+    pytree_half_loss: {"missing_factor_two"},
     pytree_every_step: {"returns_history"},
     pytree_unrolled: {"not_scan"},
     pytree_item_in_body: {"host_sync"},
