@@ -26,35 +26,6 @@ ROOT = Path(__file__).resolve().parent.parent
 JUPYTER = Path(sys.executable).parent / "jupyter"  # make test adds JupyterLab to its environment
 
 
-def _dry_run(*args: str) -> str:
-    command = ["make", "-n", "--no-print-directory", *args]
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    return done.stdout
-
-
-def _pins(path: Path) -> dict[str, str]:
-    lines = [line for line in path.read_text().splitlines() if line and not line.startswith(("#", "-r"))]
-    return dict(line.lower().replace("_", "-").split("==") for line in lines)
-
-
-def test_the_lab_and_the_class_run_from_the_dashboards_environment():
-    # One environment: JupyterLab is added to make run's .venv, and changes none of its pins.
-    lab = _dry_run("lab", "VENV=.venv-dry", "NOTEBOOK=exercise.ipynb")
-    assert ".venv-dry/bin/python -m pip --disable-pip-version-check -q install -r requirements-lab.lock" in (
-        lab
-    )
-    # The link printed opens the notebook itself, not the Launcher beside the repository.
-    assert "--LabApp.default_url=/lab/tree/exercise.ipynb" in lab and "lab-settings" in lab
-    assert "--LabApp.default_url=/lab/tree/app.ipynb" in _dry_run("lab", "VENV=.venv-dry")
-    klass = _dry_run("class", "VENV=.venv-dry", "STUDENTS=3", "HOST=0.0.0.0")
-    assert "install -r requirements-lab.lock" in klass
-    assert ".venv-dry/bin/python -m serving.classroom --students 3 " in klass and "--host 0.0.0.0" in klass
-    added, runtime = _pins(ROOT / "requirements-lab.lock"), _pins(ROOT / "requirements.lock")
-    assert "jupyterlab" in added and not set(added) & set(runtime), set(added) & set(runtime)
-    assert (ROOT / "requirements-lab.lock").read_text().splitlines()[1] == "-r requirements.lock"
-
-
 def test_a_copy_is_made_once_and_never_overwritten(tmp_path):
     source, target = tmp_path / "exercise.ipynb", tmp_path / "student-01" / "exercise.ipynb"
     source.write_text("the exercise")

@@ -89,9 +89,14 @@ def test_make_lab_installs_jupyterlab_into_the_dashboards_environment_without_mo
     assert "requirements-lab.lock" not in dry_run("run")
     apart = dry_run("lab", "LAB_VENV=.venv-dry-lab")
     assert ".venv-dry-lab/bin/jupyter lab " in apart and ".venv-dry/" not in apart
+    # The link printed opens the notebook itself; every served lab reads the repository's settings.
+    assert "lab-settings" in lab
+    klass = dry_run("class", "STUDENTS=3", "HOST=0.0.0.0")
+    assert "install -r requirements-lab.lock" in klass
+    assert ".venv-dry/bin/python -m serving.classroom --students 3 " in klass and "--host 0.0.0.0" in klass
     lab_pins, run_pins = _pins(ROOT / "requirements-lab.lock"), _pins(ROOT / "requirements.lock")
     assert lab_pins and not set(lab_pins) & set(run_pins), set(lab_pins) & set(run_pins)
-    assert "-r requirements.lock" in (ROOT / "requirements-lab.lock").read_text()
+    assert (ROOT / "requirements-lab.lock").read_text().splitlines()[1] == "-r requirements.lock"
 
 
 def _modules(root: Path, folder: str, pattern: str = "*.py") -> list[Path]:
