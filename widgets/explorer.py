@@ -264,9 +264,9 @@ class Explorer:
         return self.presentation.view == "projector"
 
     def _view(self, name: str) -> ipw.Box:
-        """A box holding the named chart, under its caption if it has one. The landscape's box
-        holds the w, b model's contour chart ("plane") too, shown in its place under that model,
-        unless the plane was given a place of its own (`show`)."""
+        """A box holding the named chart and its caption if it has one (`_part`). The landscape's
+        box holds the w, b model's contour chart ("plane") too, shown in its place under that
+        model, unless the plane was given a place of its own (`show`)."""
         if name == "stability":
             return self.stability.widget
         if name == "plane":
