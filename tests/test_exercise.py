@@ -162,8 +162,43 @@ def test_each_function_gets_its_own_exercise_s_checker():
     assert renamed.passed
     unnamed = exercise(lambda *args: momentum(*args))  # called with the first exercise's 4 arguments
     assert len(unnamed.report.findings) == len(CHECKS) and unnamed.mistakes == {"error"}
+    assert repr(unnamed).startswith("Checked as scan_training_step: its name, <lambda>, is not one")
+    assert exercise(pytree).chosen == ""  # its own name says which: no line about it
     with pytest.raises(ValueError, match="task must be one of scan_training_step"):
         exercise(momentum, task="momentum")
+
+
+def test_a_function_of_another_name_is_checked_as_its_parameters_say_and_the_report_says_so():
+    exec(
+        compile("\n".join((MOMENTUM, SCHEDULED, PYTREE)), "<learner>", "exec"),
+        ns := {"jax": jax, "jnp": jnp, "lax": lax},
+    )
+
+    def make_train(step):  # a factory: the function it returns is named train
+        def train(params, lr, x_batches, y_batches):
+            return step(params, lr, x_batches, y_batches)
+
+        return train
+
+    def heavy_ball(w, lr, beta, xs, ys):
+        return ns["momentum_training_step"](w, lr, beta, xs, ys)
+
+    def decayed(w, lr_schedule, xs, ys):
+        return ns["scheduled_training_step"](w, lr_schedule, xs, ys)
+
+    for fn, task, why in [
+        (
+            make_train(ns["pytree_training_step"]),
+            "pytree_training_step",
+            "its first argument, params, is the params dict",
+        ),
+        (heavy_ball, "momentum_training_step", "it takes five arguments (w, lr, beta, xs, ys)"),
+        (decayed, "scheduled_training_step", "its second argument, lr_schedule, is a schedule"),
+    ]:
+        report = exercise(fn)
+        assert report.passed, repr(report)  # right functions, checked by the right checker
+        said = f"Checked as {task}: its name, {fn.__name__}, is not one of the exercises', and {why}."
+        assert report.chosen == said and report._repr_html_().startswith(f"<p>{html.escape(said)}</p>")
 
 
 def test_a_single_mistake_is_one_red_row_and_what_it_stopped_is_grey():

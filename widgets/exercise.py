@@ -1,6 +1,6 @@
 """Exercise mode in the notebook: `exercise(fn)` checks a learner's function with its exercise's
 checker (`core.check_training_step`, `core.check_momentum_step`, `core.check_scheduled_step` or
-`core.check_pytree_step`, chosen by the function's name) and shows the report as a
+`core.check_pytree_step`, chosen by the function's name, or its parameters) and shows the report as a
 table, one green or red row per check.
 
 For JupyterLab (exercise.ipynb); the dashboard never runs it, since a dashboard never executes a
@@ -10,6 +10,7 @@ visitor's code.
 from __future__ import annotations
 
 import html
+import inspect
 
 import numpy as np
 
@@ -87,12 +88,40 @@ TASKS = {
 }
 
 
+def choose(fn) -> tuple[str, str]:
+    """(the exercise's function name, a sentence saying why) for `fn`: its own name when that is
+    one of TASKS' (the sentence then ""), else its parameters: five are the momentum exercise's
+    (w, lr, momentum, x_batches, y_batches); of four, a first named like params, or a second named
+    like a schedule, choose the pytree's or the schedule's; anything else the first exercise's. A
+    factory's inner function (`train`) or a renamed one is checked as what it takes."""
+    name = getattr(fn, "__name__", "") or ""
+    if name in TASKS:
+        return name, ""
+    called = f"its name, {name}, is not one of the exercises'" if name else "it has no name"
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return "scan_training_step", f"{called}, and its arguments cannot be read"
+    if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params):
+        return "scan_training_step", f"{called}, and it takes *args"
+    names = [p.name for p in params]
+    said = f"({', '.join(names)})"
+    if len(names) == 5:
+        return "momentum_training_step", f"{called}, and it takes five arguments {said}"
+    if len(names) == 4 and "param" in names[0].lower():
+        return "pytree_training_step", f"{called}, and its first argument, {names[0]}, is the params dict"
+    if len(names) == 4 and any(word in names[1].lower() for word in ("sched", "lrs", "rates")):
+        return "scheduled_training_step", f"{called}, and its second argument, {names[1]}, is a schedule"
+    return "scan_training_step", f"{called}, and it takes {said}"
+
+
 class ExerciseReport:
     """The checker's `core.Report` (as `.report`), shown as an HTML table in a notebook; `done`
-    says what a function that passes does."""
+    says what a function that passes does, `chosen` (when not "") which exercise was checked and
+    why, above the rest."""
 
-    def __init__(self, report, done: str = TASKS["scan_training_step"][1]):
-        self.report, self.done = report, done
+    def __init__(self, report, done: str = TASKS["scan_training_step"][1], chosen: str = ""):
+        self.report, self.done, self.chosen = report, done, chosen
 
     @property
     def passed(self) -> bool:
@@ -127,14 +156,15 @@ class ExerciseReport:
             rows.append(f'<tr style="background:{background}">{row}</tr>')
         columns = ("result", "check", "what happened", "hint", "numbers")
         head = "".join(f'<th scope="col" style="{_ALIGN}">{h}</th>' for h in columns)
+        chosen = f"<p>{html.escape(self.chosen)}</p>" if self.chosen else ""
         return (
-            f"<p><b>{html.escape(self.summary())}</b></p>"
+            f"{chosen}<p><b>{html.escape(self.summary())}</b></p>"
             f'<table style="border-collapse:collapse;text-align:left;color:{_TEXT};background:#ffffff">'
             f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
         )
 
     def __repr__(self) -> str:
-        lines = [self.summary()]
+        lines = [*([self.chosen] if self.chosen else []), self.summary()]
         for finding in self.report.findings:
             mark = {True: "ok  ", False: "FAIL", None: "--  "}[_result(finding)]
             lines.append(f"  {mark} {finding.code}: {finding.message}")
@@ -147,15 +177,17 @@ def exercise(fn, task: str | None = None, **options) -> ExerciseReport:
     """Check `fn` against its exercise's contract and show what is wrong.
 
     `task` names the exercise by the function it asks for (a key of TASKS); by default the name
-    of `fn` when it is one of them, else "scan_training_step". `options` go to the checker (e.g.
-    `timeout=` seconds per check)."""
+    of `fn` when it is one of them, else the one its parameters say (`choose`), and the report's
+    first line says which and why. `options` go to the checker (e.g. `timeout=` seconds per
+    check)."""
+    chosen = ""
     if task is None:
-        name = getattr(fn, "__name__", "")
-        task = name if name in TASKS else "scan_training_step"
+        task, why = choose(fn)
+        chosen = f"Checked as {task}: {why}." if why else ""
     if task not in TASKS:
         raise ValueError(f"task must be one of {', '.join(TASKS)}; got {task!r}"[:200])
     check, done = TASKS[task]
-    return ExerciseReport(check(fn, **options), done)
+    return ExerciseReport(check(fn, **options), done, chosen)
 
 
-__all__ = ["TASKS", "ExerciseReport", "exercise"]
+__all__ = ["TASKS", "ExerciseReport", "choose", "exercise"]
