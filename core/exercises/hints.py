@@ -317,6 +317,18 @@ PYTREE_HINTS = {
         "The exercise: the loss is sum((w*x + b - y)**2), a sum over the batch, whose gradients are "
         "2 * sum((w*x + b - y) * x) and 2 * sum(w*x + b - y). A mean divides both by the batch size B."
     ),
+    "lr_twice": (
+        "The exercise: params = jax.tree.map(lambda p, g: p - lr * g, params, grads), lr once. Scaling "
+        "the gradients by lr and the update by lr again steps by lr * lr."
+    ),
+    "full_batch": (
+        "The exercise: one gradient step per batch, each step's gradients from its own batch, the (x, y) "
+        "the scan hands the body. Gradients over every batch at every step make N full-batch steps."
+    ),
+    "stale_gradient": (
+        "The exercise: the gradients are taken at the params the step receives and applied in that "
+        "step. A carry holding the previous step's gradients applies each of them a step late."
+    ),
     "missing_factor_two": (
         "The exercise: the loss is sum((w*x + b - y)**2), whose gradients are 2 * sum((w*x + b - y) * x) "
         "and 2 * sum(w*x + b - y), each with its factor 2 (a loss of 1/2 * sum(...) drops it); or let "
@@ -360,6 +372,11 @@ PYTREE_EXPLANATIONS = {
     "mean_not_sum": "what the mean loss gives: both gradients divided by the batch size, {rows}",
     "missing_factor_two": "what the gradients without their factor 2 give (the loss halved, "
     "1/2 * sum((w*x + b - y)**2))",
+    "lr_twice": "what lr applied twice, p - lr * lr * g for every leaf, gives",
+    "full_batch": "what every batch's gradients at every step ({rows}) give: each step must use its "
+    "own batch's",
+    "stale_gradient": "what applying at each step the gradients the previous step took (0 at the "
+    "first) gives",
     "unchanged": "the initial params: the updates are not returned (is the final carry of lax.scan "
     "what the function returns?)",
     "keys_swapped": "the right values under each other's keys: the new w is returned as 'b' and the "

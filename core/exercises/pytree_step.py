@@ -16,7 +16,8 @@ The checks (`PYTREE_CHECKS`), in order:
   updated (kept at its start, in the loss or left out of it), the updates in turn (w first and b's
   gradient at the new w, or b first and w's at the new b), gradient ascent (p + lr * g), the
   tree.map's trees swapped (g - lr * p), the mean loss (both gradients divided by B), the
-  gradients without their factor 2 (of 1/2 * sum((w*x + b - y)**2)), and three
+  gradients without their factor 2 (of 1/2 * sum((w*x + b - y)**2)), lr applied twice, every
+  batch's gradients at every step (summed or averaged), the previous step's gradients, and three
   slips with no code, said in words: the params returned unchanged, the right values under each
   other's keys, the scan started from w = b = 0 instead of params. A tuple or list of two numbers
   is `returns_tuple`, said with what came back and the dict expected; a dict of per-step arrays,
@@ -62,6 +63,9 @@ PYTREE_MISTAKES = (
     "host_sync",
     "error",
     "missing_factor_two",
+    "lr_twice",
+    "full_batch",
+    "stale_gradient",
 )
 """The pytree exercise's public mistake codes (new ones appended)."""
 PYTREE_CHECKS = ("numbers", "traced", "loop")
@@ -76,6 +80,9 @@ _NUMERIC = (
     "tree_map_swapped",
     "mean_not_sum",
     "missing_factor_two",
+    "lr_twice",
+    "full_batch",
+    "stale_gradient",
 )
 _PATTERNS = ("correct", *_NUMERIC, "unchanged", "keys_swapped", "from_zeros")
 
@@ -117,8 +124,13 @@ class _Case(NamedTuple):
         """The final (w, b) under `rule`, in float64: written here, not taken from core.pytree, so
         that the models do not share the code they check."""
         w, b, lr = self.w, self.b, self.lr
+        previous = (0.0, 0.0)  # "stale": the gradients the step before took
         for x, y in zip(self.x, self.y, strict=True):
             gw, gb = _gradients(w, b, x, y)
+            if rule.startswith("full"):  # every batch's gradients, at every step
+                everything = [_gradients(w, b, xs, ys) for xs, ys in zip(self.x, self.y, strict=True)]
+                share = 1.0 if rule == "full summed" else 1.0 / self.n
+                gw, gb = (share * sum(g[i] for g in everything) for i in (0, 1))
             if rule == "correct":
                 w, b = w - lr * gw, b - lr * gb
             elif rule == "b kept":
@@ -139,6 +151,12 @@ class _Case(NamedTuple):
                 w, b = w - lr * gw / x.size, b - lr * gb / x.size
             elif rule == "half":  # the gradients without their factor 2
                 w, b = w - lr * gw / 2, b - lr * gb / 2
+            elif rule == "lr twice":
+                w, b = w - lr * lr * gw, b - lr * lr * gb
+            elif rule.startswith("full"):
+                w, b = w - lr * gw, b - lr * gb
+            elif rule == "stale":
+                (w, b), previous = (w - lr * previous[0], b - lr * previous[1]), (gw, gb)
             else:  # "unchanged"
                 pass
         return w, b
@@ -159,6 +177,9 @@ class _Case(NamedTuple):
             "tree_map_swapped": [(self.run("swapped"), "")],
             "mean_not_sum": [(self.run("mean"), f"B = {self.x.shape[1]}")],
             "missing_factor_two": [(self.run("half"), "")],
+            "lr_twice": [(self.run("lr twice"), "")],
+            "full_batch": [(self.run("full summed"), "summed"), (self.run("full averaged"), "averaged")],
+            "stale_gradient": [(self.run("stale"), "")],
             "unchanged": [(self.run("unchanged"), "")],
             "keys_swapped": [(self.run("correct")[::-1], "")],
             "from_zeros": [(self._replace(w=0.0, b=0.0).run("correct"), "")],

@@ -908,6 +908,38 @@ def pytree_half_squared_error(params, lr, x_batches, y_batches):
     return lax.scan(step, params, (x_batches, y_batches))[0]
 
 
+def pytree_lr_in_grad_and_update(params, lr, x_batches, y_batches):
+    def step(params, batch):
+        x, y = batch
+        grads = jax.grad(lambda p: lr * jnp.sum((p["w"] * x + p["b"] - y) ** 2))(params)
+        return jax.tree.map(lambda p, g: p - lr * g, params, grads), None
+
+    return lax.scan(step, params, (x_batches, y_batches))[0]
+
+
+def pytree_mean_of_all_batches(params, lr, x_batches, y_batches):
+    def all_batches_loss(p):
+        return jnp.mean(jax.vmap(lambda x, y: jnp.sum((p["w"] * x + p["b"] - y) ** 2))(x_batches, y_batches))
+
+    def step(params, batch):
+        return jax.tree.map(lambda p, g: p - lr * g, params, jax.grad(all_batches_loss)(params)), None
+
+    return lax.scan(step, params, (x_batches, y_batches))[0]
+
+
+def pytree_momentum_like_lag(params, lr, x_batches, y_batches):
+    def step(carry, batch):
+        params, last = carry
+        x, y = batch
+        grads = jax.grad(lambda p: jnp.sum((p["w"] * x + p["b"] - y) ** 2))(params)
+        params = {"w": params["w"] - lr * last["w"], "b": params["b"] - lr * last["b"]}
+        return (params, grads), None
+
+    start = {"w": jnp.zeros_like(params["w"]), "b": jnp.zeros_like(params["b"])}
+    (final, _), _ = lax.scan(step, (params, start), (x_batches, y_batches))
+    return final
+
+
 def pytree_params_of_every_step(params, lr, x_batches, y_batches):
     def step(params, batch):
         grads = jax.grad(model_loss)(params, *batch)
@@ -964,6 +996,9 @@ PYTREE = {
     pytree_trees_swapped: {"tree_map_swapped"},
     pytree_mean_loss: {"mean_not_sum"},
     pytree_half_squared_error: {"missing_factor_two"},
+    pytree_lr_in_grad_and_update: {"lr_twice"},
+    pytree_mean_of_all_batches: {"full_batch"},
+    pytree_momentum_like_lag: {"stale_gradient"},
     pytree_params_of_every_step: {"returns_history"},
     pytree_returns_scan_pair: {"returns_history"},
     pytree_python_loop: {"not_scan"},

@@ -83,6 +83,31 @@ def pytree_half_loss(params, lr, x_batches, y_batches):  # 1/2 * sum(...): no fa
     return lax.scan(step, params, (x_batches, y_batches))[0]
 
 
+def pytree_lr_squared(params, lr, x_batches, y_batches):
+    def step(params, batch):
+        grads = jax.tree.map(lambda g: lr * g, jax.grad(loss)(params, *batch))
+        return update(params, grads, lr), None
+
+    return lax.scan(step, params, (x_batches, y_batches))[0]
+
+
+def pytree_all_batches(params, lr, x_batches, y_batches):
+    def step(params, batch):
+        return update(params, jax.grad(loss)(params, x_batches, y_batches), lr), None
+
+    return lax.scan(step, params, (x_batches, y_batches))[0]
+
+
+def pytree_previous_grads(params, lr, x_batches, y_batches):
+    def step(carry, batch):
+        params, previous = carry
+        grads = jax.grad(loss)(params, *batch)
+        return (update(params, previous, lr), grads), None
+
+    zeros = jax.tree.map(jnp.zeros_like, params)
+    return lax.scan(step, (params, zeros), (x_batches, y_batches))[0][0]
+
+
 def pytree_every_step(params, lr, x_batches, y_batches):
     def step(params, batch):
         new_params = update(params, jax.grad(loss)(params, *batch), lr)
@@ -120,6 +145,9 @@ PYTREE = {
     pytree_grads_first: {"tree_map_swapped"},
     pytree_mean: {"mean_not_sum"},
     pytree_half_loss: {"missing_factor_two"},
+    pytree_lr_squared: {"lr_twice"},
+    pytree_all_batches: {"full_batch"},
+    pytree_previous_grads: {"stale_gradient"},
     pytree_every_step: {"returns_history"},
     pytree_unrolled: {"not_scan"},
     pytree_item_in_body: {"host_sync"},
