@@ -329,6 +329,33 @@ PYTREE_HINTS = {
         "The exercise: the gradients are taken at the params the step receives and applied in that "
         "step. A carry holding the previous step's gradients applies each of them a step late."
     ),
+    "each_step_from_initial": (
+        "The exercise: the params are the scan's carry. The body must take its gradients at the carry "
+        "it receives, not at the params the function was given (a closure over them): from those, "
+        "every step starts again and only the last batch's step is left."
+    ),
+    "xy_swapped": (
+        "The exercise: the loss is sum((w*x + b - y)**2), the prediction w*x + b against the target "
+        "y. The body receives the batch as (x, y), in the order the scan was given (x_batches, "
+        "y_batches)."
+    ),
+    "wrong_leaf_gradient": (
+        "The exercise: params = jax.tree.map(lambda p, g: p - lr * g, params, grads): each leaf "
+        "steps with its own gradient, w with grads['w'] and b with grads['b']."
+    ),
+    "values_order": (
+        "The exercise's params are a dict: read its leaves by key, params['w'] and params['b']. "
+        "Inside lax.scan the carry comes back with its keys sorted, 'b' before 'w', so w, b = "
+        "params.values() reads b as w and w as b."
+    ),
+    "wrong_axis": (
+        "The exercise: x_batches and y_batches have shape (N, B), a batch per row. Scan them as "
+        "they are: step i gets row i, (x_batches[i], y_batches[i]), not a column."
+    ),
+    "lr_ignored": (
+        "The exercise: every step is p - lr * g with the lr the function receives. A number "
+        "written into the step in its place is the same rate whatever lr the caller asks for."
+    ),
     "missing_factor_two": (
         "The exercise: the loss is sum((w*x + b - y)**2), whose gradients are 2 * sum((w*x + b - y) * x) "
         "and 2 * sum(w*x + b - y), each with its factor 2 (a loss of 1/2 * sum(...) drops it); or let "
@@ -377,6 +404,14 @@ PYTREE_EXPLANATIONS = {
     "own batch's",
     "stale_gradient": "what applying at each step the gradients the previous step took (0 at the "
     "first) gives",
+    "each_step_from_initial": "what one step from the given params on the last batch gives: every "
+    "step starts from the params the function received instead of the carry",
+    "xy_swapped": "what x and y swapped in the loss, sum((w*y + b - x)**2), give",
+    "wrong_leaf_gradient": "what a leaf stepped with the other leaf's gradient gives ({rows})",
+    "values_order": "what w and b read the other way round at every step give (w, b = "
+    "params.values() with the keys sorted: b first)",
+    "wrong_axis": "what the batches transposed give: a step per column of x_batches, not per row",
+    "lr_ignored": "what a hard-coded lr = {rows} gives, whatever lr the function receives",
     "unchanged": "the initial params: the updates are not returned (is the final carry of lax.scan "
     "what the function returns?)",
     "keys_swapped": "the right values under each other's keys: the new w is returned as 'b' and the "

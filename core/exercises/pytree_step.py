@@ -17,7 +17,10 @@ The checks (`PYTREE_CHECKS`), in order:
   gradient at the new w, or b first and w's at the new b), gradient ascent (p + lr * g), the
   tree.map's trees swapped (g - lr * p), the mean loss (both gradients divided by B), the
   gradients without their factor 2 (of 1/2 * sum((w*x + b - y)**2)), lr applied twice, every
-  batch's gradients at every step (summed or averaged), the previous step's gradients, and three
+  batch's gradients at every step (summed or averaged), the previous step's gradients, every step
+  from the params given (the body reading the outer params), x and y swapped, a leaf stepped with
+  the other's gradient, the leaves read as params.values() (inside the scan the keys come back
+  sorted: w reads b), the batches transposed, a hard-coded lr, and three
   slips with no code, said in words: the params returned unchanged, the right values under each
   other's keys, the scan started from w = b = 0 instead of params. A tuple or list of two numbers
   is `returns_tuple`, said with what came back and the dict expected; a dict of per-step arrays,
@@ -51,6 +54,21 @@ from core.exercises.report import (
 )
 from core.exercises.sandbox import call, run
 
+# The numeric slips a later issue named (the first exercise's names where it has the same slip),
+# each with a float64 model in `_Case.run`.
+_LATER_NUMERIC = (
+    "missing_factor_two",
+    "lr_twice",
+    "full_batch",
+    "stale_gradient",
+    "each_step_from_initial",
+    "xy_swapped",
+    "wrong_leaf_gradient",
+    "values_order",
+    "wrong_axis",
+    "lr_ignored",
+)
+
 PYTREE_MISTAKES = (
     "b_not_updated",
     "sequential_update",
@@ -62,10 +80,7 @@ PYTREE_MISTAKES = (
     "not_scan",
     "host_sync",
     "error",
-    "missing_factor_two",
-    "lr_twice",
-    "full_batch",
-    "stale_gradient",
+    *_LATER_NUMERIC,
 )
 """The pytree exercise's public mistake codes (new ones appended)."""
 PYTREE_CHECKS = ("numbers", "traced", "loop")
@@ -79,11 +94,10 @@ _NUMERIC = (
     "gradient_ascent",
     "tree_map_swapped",
     "mean_not_sum",
-    "missing_factor_two",
-    "lr_twice",
-    "full_batch",
-    "stale_gradient",
+    *_LATER_NUMERIC,
 )
+# lr_ignored's rates: common constants, none of them a case's lr (each case has the same models).
+_HARD_CODED_LRS = (0.01, 0.05, 0.2)
 _PATTERNS = ("correct", *_NUMERIC, "unchanged", "keys_swapped", "from_zeros")
 
 
@@ -125,8 +139,15 @@ class _Case(NamedTuple):
         that the models do not share the code they check."""
         w, b, lr = self.w, self.b, self.lr
         previous = (0.0, 0.0)  # "stale": the gradients the step before took
-        for x, y in zip(self.x, self.y, strict=True):
-            gw, gb = _gradients(w, b, x, y)
+        rows = (
+            zip(self.x.T, self.y.T, strict=True) if rule == "transposed" else zip(self.x, self.y, strict=True)
+        )
+        for x, y in rows:
+            if rule == "sorted values":  # w, b = params.values(): the keys come back sorted, b first
+                w, b = b, w
+            if rule == "from initial":  # every step from the params given: the last batch's step stays
+                w, b = self.w, self.b
+            gw, gb = _gradients(w, b, y, x) if rule == "x y swapped" else _gradients(w, b, x, y)
             if rule.startswith("full"):  # every batch's gradients, at every step
                 everything = [_gradients(w, b, xs, ys) for xs, ys in zip(self.x, self.y, strict=True)]
                 share = 1.0 if rule == "full summed" else 1.0 / self.n
@@ -157,6 +178,15 @@ class _Case(NamedTuple):
                 w, b = w - lr * gw, b - lr * gb
             elif rule == "stale":
                 (w, b), previous = (w - lr * previous[0], b - lr * previous[1]), (gw, gb)
+            elif rule == "b with w's":
+                w, b = w - lr * gw, b - lr * gw
+            elif rule == "w with b's":
+                w, b = w - lr * gb, b - lr * gb
+            elif rule.startswith("lr "):  # a hard-coded rate, "lr 0.01"
+                rate = float(rule[3:])
+                w, b = w - rate * gw, b - rate * gb
+            elif rule in ("from initial", "x y swapped", "sorted values", "transposed"):
+                w, b = w - lr * gw, b - lr * gb
             else:  # "unchanged"
                 pass
         return w, b
@@ -180,6 +210,15 @@ class _Case(NamedTuple):
             "lr_twice": [(self.run("lr twice"), "")],
             "full_batch": [(self.run("full summed"), "summed"), (self.run("full averaged"), "averaged")],
             "stale_gradient": [(self.run("stale"), "")],
+            "each_step_from_initial": [(self.run("from initial"), "")],
+            "xy_swapped": [(self.run("x y swapped"), "")],
+            "wrong_leaf_gradient": [
+                (self.run("b with w's"), "b stepped with w's gradient"),
+                (self.run("w with b's"), "w stepped with b's gradient"),
+            ],
+            "values_order": [(self.run("sorted values"), "")],
+            "wrong_axis": [(self.run("transposed"), "")],
+            "lr_ignored": [(self.run(f"lr {rate:g}"), f"{rate:g}") for rate in _HARD_CODED_LRS],
             "unchanged": [(self.run("unchanged"), "")],
             "keys_swapped": [(self.run("correct")[::-1], "")],
             "from_zeros": [(self._replace(w=0.0, b=0.0).run("correct"), "")],

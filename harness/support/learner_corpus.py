@@ -940,6 +940,62 @@ def pytree_momentum_like_lag(params, lr, x_batches, y_batches):
     return final
 
 
+def pytree_closes_over_its_argument(params, lr, x_batches, y_batches):
+    def body(_, xy):
+        grads = jax.grad(lambda p: jnp.sum((p["w"] * xy[0] + p["b"] - xy[1]) ** 2))(params)
+        return jax.tree_util.tree_map(lambda p, g: p - lr * g, params, grads), None
+
+    return lax.scan(body, params, (x_batches, y_batches))[0]
+
+
+def pytree_target_as_input(params, lr, x_batches, y_batches):
+    def step(params, batch):
+        x, y = batch
+        grads = jax.grad(lambda p: jnp.sum((p["w"] * y + p["b"] - x) ** 2))(params)
+        return jax.tree.map(lambda p, g: p - lr * g, params, grads), None
+
+    return lax.scan(step, params, (x_batches, y_batches))[0]
+
+
+def pytree_w_with_b_gradient(params, lr, x_batches, y_batches):
+    def step(params, batch):
+        x, y = batch
+        g = jax.grad(lambda p: jnp.sum((p["w"] * x + p["b"] - y) ** 2))(params)
+        return {"w": params["w"] - lr * g["b"], "b": params["b"] - lr * g["b"]}, None
+
+    return lax.scan(step, params, (x_batches, y_batches))[0]
+
+
+def pytree_unpacks_values(params, lr, x_batches, y_batches):
+    def step(carry, batch):
+        w, b = carry.values()
+        x, y = batch
+        error = w * x + b - y
+        return {"w": w - lr * 2 * jnp.sum(error * x), "b": b - lr * 2 * jnp.sum(error)}, None
+
+    return lax.scan(step, params, (x_batches, y_batches))[0]
+
+
+def pytree_scans_columns(params, lr, x_batches, y_batches):
+    def step(params, batch):
+        x, y = batch
+        grads = jax.grad(lambda p: jnp.sum((p["w"] * x + p["b"] - y) ** 2))(params)
+        return jax.tree.map(lambda p, g: p - lr * g, params, grads), None
+
+    return lax.scan(step, params, (jnp.transpose(x_batches), jnp.transpose(y_batches)))[0]
+
+
+def pytree_learning_rate_constant(params, lr, x_batches, y_batches):
+    learning_rate = 0.05
+
+    def step(params, batch):
+        x, y = batch
+        grads = jax.grad(lambda p: jnp.sum((p["w"] * x + p["b"] - y) ** 2))(params)
+        return jax.tree.map(lambda p, g: p - learning_rate * g, params, grads), None
+
+    return lax.scan(step, params, (x_batches, y_batches))[0]
+
+
 def pytree_params_of_every_step(params, lr, x_batches, y_batches):
     def step(params, batch):
         grads = jax.grad(model_loss)(params, *batch)
@@ -999,6 +1055,12 @@ PYTREE = {
     pytree_lr_in_grad_and_update: {"lr_twice"},
     pytree_mean_of_all_batches: {"full_batch"},
     pytree_momentum_like_lag: {"stale_gradient"},
+    pytree_closes_over_its_argument: {"each_step_from_initial"},
+    pytree_target_as_input: {"xy_swapped"},
+    pytree_w_with_b_gradient: {"wrong_leaf_gradient"},
+    pytree_unpacks_values: {"values_order"},
+    pytree_scans_columns: {"wrong_axis"},
+    pytree_learning_rate_constant: {"lr_ignored"},
     pytree_params_of_every_step: {"returns_history"},
     pytree_returns_scan_pair: {"returns_history"},
     pytree_python_loop: {"not_scan"},

@@ -108,6 +108,47 @@ def pytree_previous_grads(params, lr, x_batches, y_batches):
     return lax.scan(step, (params, zeros), (x_batches, y_batches))[0][0]
 
 
+def pytree_outer_params(params, lr, x_batches, y_batches):
+    def step(carry, batch):  # reads the function's params, not its carry
+        return update(params, jax.grad(loss)(params, *batch), lr), None
+
+    return lax.scan(step, params, (x_batches, y_batches))[0]
+
+
+def pytree_y_x(params, lr, x_batches, y_batches):
+    def step(params, batch):
+        y, x = batch
+        return update(params, jax.grad(loss)(params, x, y), lr), None
+
+    return lax.scan(step, params, (x_batches, y_batches))[0]
+
+
+def pytree_b_with_w_gradient(params, lr, x_batches, y_batches):
+    def step(params, batch):
+        grads = jax.grad(loss)(params, *batch)
+        return {"w": params["w"] - lr * grads["w"], "b": params["b"] - lr * grads["w"]}, None
+
+    return lax.scan(step, params, (x_batches, y_batches))[0]
+
+
+def pytree_values(params, lr, x_batches, y_batches):
+    def step(params, batch):
+        w, b = params.values()
+        x, y = batch
+        gw, gb = jax.grad(lambda w, b: jnp.sum((w * x + b - y) ** 2), argnums=(0, 1))(w, b)
+        return {"w": w - lr * gw, "b": b - lr * gb}, None
+
+    return lax.scan(step, params, (x_batches, y_batches))[0]
+
+
+def pytree_columns(params, lr, x_batches, y_batches):
+    return pytree_right(params, lr, x_batches.T, y_batches.T)
+
+
+def pytree_fixed_rate(params, lr, x_batches, y_batches):
+    return pytree_right(params, 0.01, x_batches, y_batches)
+
+
 def pytree_every_step(params, lr, x_batches, y_batches):
     def step(params, batch):
         new_params = update(params, jax.grad(loss)(params, *batch), lr)
@@ -148,6 +189,12 @@ PYTREE = {
     pytree_lr_squared: {"lr_twice"},
     pytree_all_batches: {"full_batch"},
     pytree_previous_grads: {"stale_gradient"},
+    pytree_outer_params: {"each_step_from_initial"},
+    pytree_y_x: {"xy_swapped"},
+    pytree_b_with_w_gradient: {"wrong_leaf_gradient"},
+    pytree_values: {"values_order"},
+    pytree_columns: {"wrong_axis"},
+    pytree_fixed_rate: {"lr_ignored"},
     pytree_every_step: {"returns_history"},
     pytree_unrolled: {"not_scan"},
     pytree_item_in_body: {"host_sync"},
