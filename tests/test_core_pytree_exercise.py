@@ -32,6 +32,7 @@ from harness.support.pytree_learners import (
     pytree_grads_first,
     pytree_in_turn,
     pytree_list_out,
+    pytree_named_keys,
     pytree_right,
     update,
 )
@@ -74,11 +75,6 @@ def pytree_unchanged(params, lr, x_batches, y_batches):
     return params
 
 
-def pytree_renamed_keys(params, lr, x_batches, y_batches):
-    final_params = pytree_right(params, lr, x_batches, y_batches)
-    return {"weight": final_params["w"], "bias": final_params["b"]}
-
-
 def pytree_keys_swapped(params, lr, x_batches, y_batches):
     final_params = pytree_right(params, lr, x_batches, y_batches)
     return {"w": final_params["b"], "b": final_params["w"]}
@@ -93,14 +89,19 @@ def pytree_w_alone(params, lr, x_batches, y_batches):
 
 
 def test_numbers_no_mistake_explains_are_a_wrong_result():
-    # The params returned as given: a slip with no code, said in words; keys renamed: not the dict.
+    # The params returned as given: a slip with no code, said in words.
     report = check_pytree_step(pytree_unchanged)
     finding = report.findings[0]
     assert not report.passed and report.mistakes == frozenset() and finding.code == WRONG_RESULT
     assert "the initial params: the updates are not returned" in finding.message
-    finding = check_pytree_step(pytree_renamed_keys).findings[0]
-    assert finding.code == WRONG_RESULT and "a dict with the keys 'weight', 'bias'" in finding.message
-    assert "expected the params dict {'w': " in finding.message
+    # Keys renamed: its own code (it was wrong_result with the tuple's hint), and the sentence
+    # says whether the values under them are right.
+    finding = check_pytree_step(pytree_named_keys).findings[0]
+    assert finding.code == "keys_renamed" and "a dict with the keys 'weight', 'bias'" in finding.message
+    assert "the right w and b, but under other keys. Expected the params dict with the keys it was given" in (
+        finding.message
+    )
+    assert finding.hint.startswith('The exercise: "Return the final params as a dict with the same keys"')
     # The right values under each other's keys, or a scan from w = b = 0: said, with no code.
     for fn, words in (
         (pytree_keys_swapped, "the right values under each other's keys"),

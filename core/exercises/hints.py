@@ -361,6 +361,11 @@ PYTREE_HINTS = {
         "and 2 * sum(w*x + b - y), each with its factor 2 (a loss of 1/2 * sum(...) drops it); or let "
         "jax.grad differentiate the loss."
     ),
+    "keys_renamed": (
+        "The exercise: \"Return the final params as a dict with the same keys\": 'w' and 'b', the "
+        "keys of the params the function receives. Build each new dict with those keys, or with "
+        "jax.tree.map(lambda p, g: p - lr * g, params, grads), which keeps them."
+    ),
     "returns_history": (
         'The exercise: "Return the final params as a dict with the same keys". Return None as the '
         "body's per-step output and unpack the scan: final_params, _ = lax.scan(step, params, "

@@ -81,6 +81,7 @@ PYTREE_MISTAKES = (
     "host_sync",
     "error",
     *_LATER_NUMERIC,
+    "keys_renamed",
 )
 """The pytree exercise's public mistake codes (new ones appended)."""
 PYTREE_CHECKS = ("numbers", "traced", "loop")
@@ -252,6 +253,22 @@ PYTREE_CASES = (
 _DISTINCT = 1  # the index of the three distinct batches
 
 
+# Two numbers in the wrong container (read_params' kinds): the code, where the values were, and
+# what was expected.
+_CONTAINERS = {
+    "tuple": (
+        "returns_tuple",
+        "in a tuple",
+        "Expected the params dict, {right}, with the keys of the dict it was given.",
+    ),
+    "keys": (
+        "keys_renamed",
+        "under other keys",
+        "Expected the params dict with the keys it was given, 'w' and 'b': {right}.",
+    ),
+}
+
+
 def _shape_finding(exercise: Exercise, outputs: list, expected: list) -> Finding | None:
     """The finding for an output that is not the params dict, or None when every case gave one."""
     hints, distinct = exercise.hints, outputs[_DISTINCT]
@@ -272,22 +289,22 @@ def _shape_finding(exercise: Exercise, outputs: list, expected: list) -> Finding
             "returns_history", False, message, hints["returns_history"], params_text(right), distinct.shown
         )
     order = [_DISTINCT] + [i for i in range(len(outputs)) if i != _DISTINCT]
-    for i in order:
-        output, case, right = outputs[i], exercise.cases[i], expected[i]
-        if output.kind == "tuple":
+    for kind, (code, where, wanted) in _CONTAINERS.items():
+        for i in order:
+            output, case, right = outputs[i], exercise.cases[i], expected[i]
+            if output.kind != kind:
+                continue
             if close(output.final, right):
-                said = "the right w and b, but in a tuple"
+                said = f"the right w and b, but {where}"
             elif close(output.final, right[::-1]):
-                said = "the right b and w, in that order, in a tuple"
+                said = f"the right b and w, in that order, {where}"
             else:
                 said = "and not the right values either"
             message = (
-                f"On {case.description}, your function returns {output.shown}: {said}. Expected the "
-                f"params dict, {params_text(right)}, with the keys of the dict it was given."
+                f"On {case.description}, your function returns {output.shown}: {said}. "
+                + wanted.format(right=params_text(right))
             )
-            return Finding(
-                "returns_tuple", False, message, hints["returns_tuple"], params_text(right), output.shown
-            )
+            return Finding(code, False, message, hints[code], params_text(right), output.shown)
     for i in order:
         output, case, right = outputs[i], exercise.cases[i], expected[i]
         if output.kind == "other":

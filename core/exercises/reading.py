@@ -180,7 +180,8 @@ def read_params(out, n: int) -> Output:
     holds. kind: "params" (that dict, final = (w, b) as floats), "history" (a dict whose "w" and
     "b" have N or N+1 entries; final = the last of each), "pair" (scan's (carry, per-step outputs)
     with the params dict as carry; final = its (w, b)), "tuple" (a tuple or list of two numbers;
-    final = them in the order given) or "other" (final None)."""
+    final = them in the order given), "keys" (a dict of two numbers under other keys than "w" and
+    "b"; final = its values in its order) or "other" (final None)."""
     arrays = _param_arrays(out)
     if arrays is not None:
         w, b = arrays["w"], arrays["b"]
@@ -193,7 +194,12 @@ def read_params(out, n: int) -> Output:
             return Output("history", values[-1], str(w.dtype), shown, values)
         return Output("other", None, None, f"a dict whose 'w' has shape {w.shape} and 'b' shape {b.shape}")
     if isinstance(out, dict):
-        return Output("other", None, None, f"a dict with the keys {', '.join(map(repr, out))}"[:120])
+        keys = f"a dict with the keys {', '.join(map(repr, out))}"[:120]
+        values = [numeric(value) for value in out.values()]
+        if len(values) == 2 and all(v is not None and v.ndim == 0 for v in values):
+            final = (float(values[0]), float(values[1]))
+            return Output("keys", final, None, f"{keys} ({num(values[0])}, {num(values[1])})")
+        return Output("other", None, None, keys)
     if isinstance(out, (tuple, list)) and len(out) == 2:
         carry = _param_arrays(out[0])
         if carry is not None and all(a.ndim == 0 for a in carry.values()) and _per_step(out[1], n):

@@ -89,6 +89,13 @@ _CAUSES = {
         "gradient taken with respect to the wrong argument (the batch instead of w), or a batch row "
         "returned as the new weight"
     ),
+    # jax.tree.map(f, params, grads) where grads is not a dict like params.
+    "pytree structure error": (
+        "jax.tree.map was given trees of different shapes: the params dict and something that is "
+        "not a dict with the same keys. Usual cause: the gradient taken with respect to another "
+        "argument (jax.grad differentiates its function's first argument, argnums=0; with "
+        "argnums=1 it is x's gradient, an array like x)"
+    ),
     # A Python string times an array: what `w, b = params` leaves in w and b, a dict's keys.
     "Only integer scalar arrays can be converted to a scalar index": (
         "Usual cause: a string where a number belongs, such as the keys 'w' and 'b' that w, b = params "
@@ -100,7 +107,14 @@ _CAUSES = {
 def _explanation(exc: BaseException) -> str:
     """The lines of `exc`'s message that explain it (its first line and the next few that say how,
     without JAX's pointers elsewhere), then the usual causes in words where they are known."""
-    lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
+    lines = []
+    for line in str(exc).strip().splitlines():
+        # An indented line, or one that starts in lower case, continues the one above it (JAX's
+        # multi-line messages: "... a subtree of type\n    <class 'dict'>\nbut at the same ...").
+        if line.strip() and (line.startswith((" ", "\t")) or line[0].islower()) and lines:
+            lines[-1] += " " + line.strip()
+        elif line.strip():
+            lines.append(line.strip())
     if not lines:
         return ""
     kept = [lines[0].rstrip(":").rstrip(".")]

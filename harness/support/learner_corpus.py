@@ -996,6 +996,16 @@ def pytree_learning_rate_constant(params, lr, x_batches, y_batches):
     return lax.scan(step, params, (x_batches, y_batches))[0]
 
 
+def pytree_theta_dict(params, lr, x_batches, y_batches):
+    def step(theta, batch):
+        x, y = batch
+        grads = jax.grad(lambda t: jnp.sum((t["slope"] * x + t["intercept"] - y) ** 2))(theta)
+        return {k: theta[k] - lr * grads[k] for k in theta}, None
+
+    theta = {"slope": params["w"], "intercept": params["b"]}
+    return lax.scan(step, theta, (x_batches, y_batches))[0]
+
+
 def pytree_params_of_every_step(params, lr, x_batches, y_batches):
     def step(params, batch):
         grads = jax.grad(model_loss)(params, *batch)
@@ -1061,6 +1071,7 @@ PYTREE = {
     pytree_unpacks_values: {"values_order"},
     pytree_scans_columns: {"wrong_axis"},
     pytree_learning_rate_constant: {"lr_ignored"},
+    pytree_theta_dict: {"keys_renamed"},
     pytree_params_of_every_step: {"returns_history"},
     pytree_returns_scan_pair: {"returns_history"},
     pytree_python_loop: {"not_scan"},

@@ -149,6 +149,11 @@ def pytree_fixed_rate(params, lr, x_batches, y_batches):
     return pytree_right(params, 0.01, x_batches, y_batches)
 
 
+def pytree_named_keys(params, lr, x_batches, y_batches):
+    final = pytree_right(params, lr, x_batches, y_batches)
+    return {"weight": final["w"], "bias": final["b"]}
+
+
 def pytree_every_step(params, lr, x_batches, y_batches):
     def step(params, batch):
         new_params = update(params, jax.grad(loss)(params, *batch), lr)
@@ -195,6 +200,7 @@ PYTREE = {
     pytree_values: {"values_order"},
     pytree_columns: {"wrong_axis"},
     pytree_fixed_rate: {"lr_ignored"},
+    pytree_named_keys: {"keys_renamed"},
     pytree_every_step: {"returns_history"},
     pytree_unrolled: {"not_scan"},
     pytree_item_in_body: {"host_sync"},
