@@ -91,7 +91,7 @@ class OwnData:
         self._changed = changed
         self._name = ""  # the visitor's file's name, for the line about its rows
         self._busy = False
-        self._refused = ("", "")  # (the sentence, the kind of data it was said under)
+        self._refused = ""  # a refused file's sentence, said under the kind of data shown
         self._kind = ""  # the kind of data shown
         self.upload = Upload()
         self._pinned = {"max_bytes": core.MAX_BYTES, "description": UPLOAD_LABEL, "chosen": NO_FILE}
@@ -128,13 +128,13 @@ class OwnData:
             self._show_columns()  # the menus back to the table in use
             return self._refuse(f"{name}: {error} The data stay as they were.")
         self._name = name
-        self._refused = ("", "")
+        self._refused = ""
         self.rows.use(table)
         self._show_columns()
         self._changed([], True)
 
     def _refuse(self, sentence: str) -> None:
-        self._refused = (sentence, self._kind)
+        self._refused = sentence
         self._changed([sentence], False)
 
     def _picked(self, change) -> None:
@@ -170,10 +170,8 @@ class OwnData:
             line = EXAMPLE_LINE
         else:
             line = FILE_HINT
-        self._kind = settings.kind
-        sentence, kind = self._refused
-        if sentence and kind != settings.kind:
-            sentence, self._refused = "", ("", "")
-        if sentence:
-            line = f'<span class="scanlab-refused">&#9888; {html.escape(sentence)}</span><br>{line}'
+        if settings.kind != self._kind:  # other data: the refusal was about the last
+            self._refused, self._kind = "", settings.kind
+        if self._refused:
+            line = f'<span class="scanlab-refused">&#9888; {html.escape(self._refused)}</span><br>{line}'
         self.line.value = line
