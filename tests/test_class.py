@@ -5,9 +5,11 @@ Pages built together on a 2-core machine are slow to build: the charts' front en
 kernels, the server and the other browsers share the CPU. That is when charts stopped following
 the controls while the status line did (the stale-charts race: anywidget refused every message to a
 chart whose code took more than 2 s to load; a chart's state is now its whole figure,
-widgets/surface.py); a page opened alone never showed it. Each page is a browser process of its
-own, as each student's is: pages of one browser share its main threads, and a page that is not in
-front does not draw at all.
+widgets/surface.py, and anywidget stays below 0.9.17, which gives up on such a model for good and
+logs "[anywidget] Failed to initialize model."); a page opened alone never showed it. Any error a
+page logs fails the test, but the front end's notices about JupyterLab's shared module versions.
+Each page is a browser process of its own, as each student's is: pages of one browser share its
+main threads, and a page that is not in front does not draw at all.
 
 After the first page and after each move, every page's charts must come to hold exactly what the
 explorer computes for the settings that page's share link names, and its status line must describe
@@ -33,15 +35,23 @@ from widgets.model import Model
 
 STUDENTS = 6
 MOVES = [("lr", "0.0051"), ("N", "40"), ("B", "3"), ("w0", "-1.5")]  # typed into each readout
+VERSIONS = re.compile(r"(Unsatisfied|No satisfying) version")
 SETTLE_S = 30  # a page whose charts have not caught up by then is behind
 
 
 # What a page holds when its charts did not come: its title, its charts (drawn, or the width of the
-# box they wait for), and the first words of its text (a busy page, a dead kernel's notice).
+# box they wait for), its cells, the outputs Voila's app has not rendered and the stills still up,
+# whether that app has started, and the first and last words of its text (a busy page, a dead
+# kernel's notice, an output's error).
 PAGE_HELD = """() => ({
   title: document.title,
   charts: [...document.querySelectorAll('.scanlab-chart')].map((c) =>
     c.classList.contains('js-plotly-plot') ? 'drawn' : `waiting (width ${c.clientWidth})`),
+  cells: document.querySelectorAll('.jp-Cell').length,
+  unrendered: document.querySelectorAll('script[type="application/vnd.voila.cell-output+json"]').length,
+  stills: document.querySelectorAll('.scanlab-still').length,
+  shell: Boolean(document.querySelector('.jp-LabShell')),
+  end: document.body ? document.body.innerText.replace(/\\s+/g, ' ').slice(-600) : '',
   text: document.body ? document.body.innerText.replace(/\\s+/g, ' ').slice(0, 300) : '',
 })"""
 
@@ -62,6 +72,10 @@ async def student(playwright, chromium: dict, url: str, model: Model, number: in
         page = await browser.new_page(viewport={"width": 1280, "height": 900})
         errors = []
         page.on("pageerror", lambda error: errors.append(str(error)))
+        # The console's errors but the front end's own version notices (JupyterLab's shared modules).
+        page.on(
+            "console", lambda m: m.type == "error" and not VERSIONS.search(m.text) and errors.append(m.text)
+        )
         await page.goto(url, timeout=300_000, wait_until="commit")
         try:
             await page.wait_for_function(
