@@ -11,7 +11,6 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 import pytest
-from jax import lax
 
 import core
 import harness.support.learner_corpus as corpus
@@ -29,12 +28,13 @@ from harness.support.pytree_learners import (
     PYTREE,
     loss,
     pytree_every_step,
+    pytree_from_zeros,
     pytree_grads_first,
     pytree_in_turn,
     pytree_list_out,
     pytree_named_keys,
     pytree_right,
-    update,
+    pytree_updates_not_applied,
 )
 
 
@@ -68,20 +68,9 @@ def test_the_messages_say_what_came_back_and_what_the_mistake_did():
 
 
 # Not in the catalogue: numbers no mistake explains, so no code to name (the test below).
-def pytree_unchanged(params, lr, x_batches, y_batches):
-    lax.scan(
-        lambda p, batch: (update(p, jax.grad(loss)(p, *batch), lr), None), params, (x_batches, y_batches)
-    )
-    return params
-
-
 def pytree_keys_swapped(params, lr, x_batches, y_batches):
     final_params = pytree_right(params, lr, x_batches, y_batches)
     return {"w": final_params["b"], "b": final_params["w"]}
-
-
-def pytree_from_zeros(params, lr, x_batches, y_batches):
-    return pytree_right({"w": jnp.float32(0.0), "b": jnp.float32(0.0)}, lr, x_batches, y_batches)
 
 
 def pytree_w_alone(params, lr, x_batches, y_batches):
@@ -89,11 +78,11 @@ def pytree_w_alone(params, lr, x_batches, y_batches):
 
 
 def test_numbers_no_mistake_explains_are_a_wrong_result():
-    # The params returned as given: a slip with no code, said in words.
-    report = check_pytree_step(pytree_unchanged)
+    # The right values under each other's keys: a slip with no code, said in words.
+    report = check_pytree_step(pytree_keys_swapped)
     finding = report.findings[0]
     assert not report.passed and report.mistakes == frozenset() and finding.code == WRONG_RESULT
-    assert "the initial params: the updates are not returned" in finding.message
+    assert "the right values under each other's keys" in finding.message
     # Keys renamed: its own code (it was wrong_result with the tuple's hint), and the sentence
     # says whether the values under them are right.
     finding = check_pytree_step(pytree_named_keys).findings[0]
@@ -102,14 +91,18 @@ def test_numbers_no_mistake_explains_are_a_wrong_result():
         finding.message
     )
     assert finding.hint.startswith('The exercise: "Return the final params as a dict with the same keys"')
-    # The right values under each other's keys, or a scan from w = b = 0: said, with no code.
-    for fn, words in (
-        (pytree_keys_swapped, "the right values under each other's keys"),
-        (pytree_from_zeros, "what the steps started from w = 0 and b = 0 give"),
-        (pytree_w_alone, "your function returns one number, 1.78601; expected the params dict"),
+    # One number where the dict was expected: said, with no code.
+    report = check_pytree_step(pytree_w_alone)
+    words = "your function returns one number, 1.78601; expected the params dict"
+    assert report.mistakes == frozenset() and words in report.findings[0].message, report
+    # The params returned unchanged, and a scan from w = b = 0: named (the catalogue's functions),
+    # with the sentence that says what the numbers are.
+    for fn, code, words in (
+        (pytree_updates_not_applied, "params_unchanged", "the initial params: no step reached"),
+        (pytree_from_zeros, "from_zeros", "what the steps started from w = 0 and b = 0 give"),
     ):
-        report = check_pytree_step(fn)
-        assert report.mistakes == frozenset() and words in report.findings[0].message, report
+        finding = check_pytree_step(fn).findings[0]
+        assert finding.code == code and words in finding.message, finding
 
 
 def test_the_worked_example_gives_the_lessons_numbers():

@@ -386,6 +386,17 @@ PYTREE_HINTS = {
         "dict: read its leaves as params['w'] and params['b'], since w, b = params unpacks its keys, "
         "the strings) and a batch (x, y), and returns (new_params, None)."
     ),
+    "params_unchanged": (
+        "The exercise: the body returns the new params as its carry, params = jax.tree.map(lambda p, "
+        "g: p - lr * g, params, grads) (with Optax: updates, state = optimizer.update(grads, state), "
+        "then params = optax.apply_updates(params, updates)), and the function returns the scan's "
+        "final carry, not the params it was given."
+    ),
+    "from_zeros": (
+        "The exercise: the scan's carry starts at the params the function receives, lax.scan(step, "
+        "params, (x_batches, y_batches)), not at a dict of zeros: the caller's w and b are where the "
+        "steps begin."
+    ),
     "traced values": "the params, lr or a batch",
     WRONG_RESULT: (
         "The exercise: starting from params, for each batch in order: grads = the gradients of "
@@ -417,8 +428,8 @@ PYTREE_EXPLANATIONS = {
     "params.values() with the keys sorted: b first)",
     "wrong_axis": "what the batches transposed give: a step per column of x_batches, not per row",
     "lr_ignored": "what a hard-coded lr = {rows} gives, whatever lr the function receives",
-    "unchanged": "the initial params: the updates are not returned (is the final carry of lax.scan "
-    "what the function returns?)",
+    "params_unchanged": "the initial params: no step reached the carry (are the updates applied, "
+    "and is the final carry of lax.scan what the function returns?)",
     "keys_swapped": "the right values under each other's keys: the new w is returned as 'b' and the "
     "new b as 'w'",
     "from_zeros": "what the steps started from w = 0 and b = 0 give, instead of from the params the "

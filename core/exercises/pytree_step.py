@@ -20,9 +20,10 @@ The checks (`PYTREE_CHECKS`), in order:
   batch's gradients at every step (summed or averaged), the previous step's gradients, every step
   from the params given (the body reading the outer params), x and y swapped, a leaf stepped with
   the other's gradient, the leaves read as params.values() (inside the scan the keys come back
-  sorted: w reads b), the batches transposed, a hard-coded lr, and three
-  slips with no code, said in words: the params returned unchanged, the right values under each
-  other's keys, the scan started from w = b = 0 instead of params. A tuple or list of two numbers
+  sorted: w reads b), the batches transposed, a hard-coded lr, the params returned unchanged (the
+  updates never applied: optax.apply_updates left out, or the params given returned instead of the
+  scan's final carry), the scan started from w = b = 0 instead of params, and one slip with no
+  code, said in words: the right values under each other's keys. A tuple or list of two numbers
   is `returns_tuple`, said with what came back and the dict expected; a dict of per-step arrays,
   or the pair that lax.scan returns, is `returns_history` (judged on the distinct batches).
 - "traced": `jax.jit` of the function with params, lr and the batches traced must run and give the
@@ -82,13 +83,15 @@ PYTREE_MISTAKES = (
     "error",
     *_LATER_NUMERIC,
     "keys_renamed",
+    "params_unchanged",
+    "from_zeros",
 )
 """The pytree exercise's public mistake codes (new ones appended)."""
 PYTREE_CHECKS = ("numbers", "traced", "loop")
 """Its checks, in the order they run."""
 
-# The patterns with a model: the right step, the numeric mistakes, and slips with no code (the
-# params returned as given, the right values under each other's keys, the scan started from 0).
+# The patterns with a model: the right step, the numeric mistakes, the params returned unchanged,
+# the scan from zeros, and a slip with no code (the right values under each other's keys).
 _NUMERIC = (
     "b_not_updated",
     "sequential_update",
@@ -99,7 +102,7 @@ _NUMERIC = (
 )
 # lr_ignored's rates: common constants, none of them a case's lr (each case has the same models).
 _HARD_CODED_LRS = (0.01, 0.05, 0.2)
-_PATTERNS = ("correct", *_NUMERIC, "unchanged", "keys_swapped", "from_zeros")
+_PATTERNS = ("correct", *_NUMERIC, "params_unchanged", "keys_swapped", "from_zeros")
 
 
 def _gradients(w: float, b: float, x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
@@ -220,7 +223,7 @@ class _Case(NamedTuple):
             "values_order": [(self.run("sorted values"), "")],
             "wrong_axis": [(self.run("transposed"), "")],
             "lr_ignored": [(self.run(f"lr {rate:g}"), f"{rate:g}") for rate in _HARD_CODED_LRS],
-            "unchanged": [(self.run("unchanged"), "")],
+            "params_unchanged": [(self.run("unchanged"), "")],
             "keys_swapped": [(self.run("correct")[::-1], "")],
             "from_zeros": [(self._replace(w=0.0, b=0.0).run("correct"), "")],
         }

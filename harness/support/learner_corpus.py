@@ -1044,6 +1044,142 @@ def pytree_unpacks_the_dict(params, lr, x_batches, y_batches):
     return lax.scan(step, params, (x_batches, y_batches))[0]
 
 
+def pytree_optax_update_only(params, lr, x_batches, y_batches):
+    # Optax inside the scan, the updates computed and never applied: the carry keeps its params.
+    tx = optax.sgd(learning_rate=lr)
+
+    def train_step(state, batch):
+        params, opt_state = state
+        grads = jax.grad(model_loss)(params, batch[0], batch[1])
+        updates, opt_state = tx.update(grads, opt_state, params)
+        return (params, opt_state), None
+
+    state, _ = lax.scan(train_step, (params, tx.init(params)), (x_batches, y_batches))
+    return state[0]
+
+
+def pytree_returns_its_argument(params, lr, x_batches, y_batches):
+    def step(p, batch):
+        return jax.tree.map(lambda a, g: a - lr * g, p, jax.grad(model_loss)(p, *batch)), None
+
+    trained, _ = lax.scan(step, params, (x_batches, y_batches))
+    del trained
+    return params
+
+
+def pytree_zeros_like_start(params, lr, x_batches, y_batches):
+    def step(params, batch):
+        grads = jax.grad(model_loss)(params, *batch)
+        return jax.tree.map(lambda p, g: p - lr * g, params, grads), None
+
+    init = jax.tree.map(jnp.zeros_like, params)  # "initialise the params"
+    return lax.scan(step, init, (x_batches, y_batches))[0]
+
+
+def make_trainer(loss_fn):
+    # A factory: the function it returns has its own name, train.
+    def train(params, lr, x_batches, y_batches):
+        def step(params, batch):
+            return jax.tree.map(lambda p, g: p - lr * g, params, jax.grad(loss_fn)(params, *batch)), None
+
+        return lax.scan(step, params, (x_batches, y_batches))[0]
+
+    return train
+
+
+pytree_from_a_factory = make_trainer(model_loss)
+
+
+def pytree_value_and_grad_has_aux(params, lr, x_batches, y_batches):
+    def loss_and_residual(params, x, y):
+        residual = params["w"] * x + params["b"] - y
+        return jnp.sum(residual**2), residual
+
+    def step(params, batch):
+        (_, _residual), grads = jax.value_and_grad(loss_and_residual, has_aux=True)(params, *batch)
+        return jax.tree.map(lambda p, g: p - lr * g, params, grads), None
+
+    return lax.scan(step, params, (x_batches, y_batches))[0]
+
+
+def pytree_step_counter_in_carry(params, lr, x_batches, y_batches):
+    def step(carry, batch):
+        params, k = carry
+        grads = jax.grad(model_loss)(params, *batch)
+        return (jax.tree.map(lambda p, g: p - lr * g, params, grads), k + 1), None
+
+    (params, _steps), _ = lax.scan(step, (params, 0), (x_batches, y_batches))
+    return params
+
+
+def pytree_fori_loop_lr_squared(params, lr, x_batches, y_batches):
+    def body(i, params):
+        grads = jax.grad(model_loss)(params, x_batches[i], y_batches[i])
+        scaled = jax.tree.map(lambda g: lr * g, grads)
+        return jax.tree.map(lambda p, g: p - lr * g, params, scaled)
+
+    return lax.fori_loop(0, x_batches.shape[0], body, params)
+
+
+def pytree_optax_mean_loss(params, lr, x_batches, y_batches):
+    tx = optax.sgd(lr)
+
+    def mse(params, x, y):
+        return jnp.mean((params["w"] * x + params["b"] - y) ** 2)
+
+    def step(carry, batch):
+        params, opt_state = carry
+        updates, opt_state = tx.update(jax.grad(mse)(params, *batch), opt_state)
+        return (optax.apply_updates(params, updates), opt_state), None
+
+    return lax.scan(step, (params, tx.init(params)), (x_batches, y_batches))[0][0]
+
+
+def pytree_tree_util_plus(params, lr, x_batches, y_batches):
+    def step(params, batch):
+        grads = jax.grad(model_loss)(params, *batch)
+        return jax.tree_util.tree_map(lambda p, g: p + lr * g, params, grads), None
+
+    return lax.scan(step, params, (x_batches, y_batches))[0]
+
+
+def pytree_last_grads_in_carry(params, lr, x_batches, y_batches):
+    def step(carry, batch):
+        params, last_grads = carry
+        loss_value, grads = jax.value_and_grad(model_loss)(params, *batch)
+        new_params = jax.tree.map(lambda p, g: p - lr * g, params, last_grads)
+        return (new_params, grads), loss_value
+
+    zeros = jax.tree.map(jnp.zeros_like, params)
+    (params, _), _ = lax.scan(step, (params, zeros), (x_batches, y_batches))
+    return params
+
+
+def pytree_fori_loop_outer_params(params, lr, x_batches, y_batches):
+    def body(i, current):
+        grads = jax.grad(model_loss)(params, x_batches[i], y_batches[i])  # params, not current
+        return jax.tree.map(lambda p, g: p - lr * g, params, grads)
+
+    return lax.fori_loop(0, x_batches.shape[0], body, params)
+
+
+@jax.jit
+def pytree_jitted_all_rows(params, lr, x_batches, y_batches):
+    def step(params, _batch):
+        grads = jax.grad(model_loss)(params, x_batches, y_batches)  # every row, every step
+        return jax.tree.map(lambda p, g: p - lr * g, params, grads), None
+
+    return lax.scan(step, params, (x_batches, y_batches))[0]
+
+
+def pytree_dict_comprehension_b_twice(params, lr, x_batches, y_batches):
+    def step(params, batch):
+        grads = jax.grad(model_loss)(params, *batch)
+        return {name: params[name] - lr * grads["w"] for name in ("w", "b")}, None
+
+    return lax.scan(step, params, (x_batches, y_batches))[0]
+
+
 PYTREE = {
     pytree_grad_tree_map: set(),
     pytree_value_and_grad: set(),
@@ -1077,6 +1213,19 @@ PYTREE = {
     pytree_python_loop: {"not_scan"},
     pytree_float_of_lr: {"host_sync"},
     pytree_unpacks_the_dict: {"error"},
+    pytree_optax_update_only: {"params_unchanged"},
+    pytree_returns_its_argument: {"params_unchanged"},
+    pytree_zeros_like_start: {"from_zeros"},
+    pytree_from_a_factory: set(),
+    pytree_value_and_grad_has_aux: set(),
+    pytree_step_counter_in_carry: set(),
+    pytree_fori_loop_lr_squared: {"lr_twice"},
+    pytree_optax_mean_loss: {"mean_not_sum"},
+    pytree_tree_util_plus: {"gradient_ascent"},
+    pytree_last_grads_in_carry: {"stale_gradient"},
+    pytree_fori_loop_outer_params: {"each_step_from_initial"},
+    pytree_jitted_all_rows: {"full_batch"},
+    pytree_dict_comprehension_b_twice: {"wrong_leaf_gradient"},
 }
 
 CORPUS = {

@@ -5,6 +5,7 @@ runs them; harness/support/catalogues.py gathers them.
 
 import jax
 import jax.numpy as jnp
+import optax
 from jax import lax
 
 
@@ -181,6 +182,30 @@ def pytree_two_scalars(w, b, lr, x_batches, y_batches):  # the dict split into t
     return {"w": w, "b": b}
 
 
+def pytree_updates_not_applied(params, lr, x_batches, y_batches):  # optax.apply_updates left out
+    optimizer = optax.sgd(lr)
+
+    def step(carry, batch):
+        params, opt_state = carry
+        grads = jax.grad(loss)(params, *batch)
+        updates, opt_state = optimizer.update(grads, opt_state)
+        return (params, opt_state), None
+
+    (final_params, _), _ = lax.scan(step, (params, optimizer.init(params)), (x_batches, y_batches))
+    return final_params
+
+
+def pytree_scan_result_dropped(params, lr, x_batches, y_batches):
+    lax.scan(
+        lambda p, batch: (update(p, jax.grad(loss)(p, *batch), lr), None), params, (x_batches, y_batches)
+    )
+    return params
+
+
+def pytree_from_zeros(params, lr, x_batches, y_batches):
+    return pytree_right({"w": jnp.float32(0.0), "b": jnp.float32(0.0)}, lr, x_batches, y_batches)
+
+
 PYTREE = {
     pytree_right: set(),
     pytree_over_indices: set(),
@@ -205,4 +230,7 @@ PYTREE = {
     pytree_unrolled: {"not_scan"},
     pytree_item_in_body: {"host_sync"},
     pytree_two_scalars: {"error"},
+    pytree_updates_not_applied: {"params_unchanged"},
+    pytree_scan_result_dropped: {"params_unchanged"},
+    pytree_from_zeros: {"from_zeros"},
 }
