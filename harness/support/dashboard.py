@@ -1,7 +1,8 @@
 """One page of the served dashboard in Chromium, for the browser tests: `Dashboard` (its console watched
-for errors, its charts read as Plotly drew them), `chart_context` (a context whose pages define
-`scanlabChart(title)`), the version warnings the pinned front-end stack logs (STACK_MISMATCHES), and
-`expected_weights` (the run a page must draw, from core)."""
+for errors, its charts read as Plotly drew them, in a context it shares with the other pages of its
+browser and options), `chart_context` (a context whose pages define `scanlabChart(title)`), the
+version warnings the pinned front-end stack logs (STACK_MISMATCHES), and `expected_weights` (the run
+a page must draw, from core)."""
 
 import re
 import time
@@ -36,6 +37,21 @@ def chart_context(browser, **options):
     return context
 
 
+# The contexts Dashboard's pages open in: one per browser and set of options, as one visitor's tabs
+# share a browser's cache. A page in a fresh context fetched and compiled Voila's and Plotly.js's
+# scripts anew: 0.6 of the 4.9 CPU seconds a page took to open (docs/testing.md).
+_CONTEXTS: dict[tuple, object] = {}
+
+
+def shared_context(browser, **options):
+    """`chart_context(browser, **options)`, made once per browser and options and kept open with it."""
+    key = (id(browser), tuple(sorted((name, repr(value)) for name, value in options.items())))
+    context = _CONTEXTS.get(key)
+    if context is None or context.browser is not browser or not browser.is_connected():
+        context = _CONTEXTS[key] = chart_context(browser, **options)
+    return context
+
+
 # Voila 0.5.13 (the newest) is built on JupyterLab 4.2.5, while its own widget manager was built
 # against 4.5.10 and jupyterlab_widgets 3.0.17 (which ipywidgets 8.1.9 requires) against 4.6.2: every
 # page logs these 13 warnings, with or without JupyterLab installed. (module, required version).
@@ -65,10 +81,10 @@ class Dashboard:
     """One page of the dashboard, with the console watched for errors."""
 
     def __init__(self, browser, url, viewport=(1280, 900), **options):
-        # A context of its own that outlives the page: a page-owned context closes with the page and
-        # drops the request Voila sends on unload to shut the page's kernel down.
+        # A context that outlives the page: a page-owned context closes with the page and drops the
+        # request Voila sends on unload to shut the page's kernel down.
         width, height = viewport
-        self.context = chart_context(browser, viewport={"width": width, "height": height}, **options)
+        self.context = shared_context(browser, viewport={"width": width, "height": height}, **options)
         self.page = self.context.new_page()
         self.errors = []
         self.requests = []  # every address the page asked for
