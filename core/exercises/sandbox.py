@@ -96,6 +96,12 @@ _CAUSES = {
         "argument (jax.grad differentiates its function's first argument, argnums=0; with "
         "argnums=1 it is x's gradient, an array like x)"
     ),
+    # The body's new carry another tree than the one it received: a dict's update() returns None.
+    "carry output must have the same pytree structure": (
+        "The body must return as its new carry the same kind of value it received: a dict with the "
+        "same keys, a pair for a pair. Usual causes: params.update(...), which changes a dict in place "
+        "and returns None (return a new dict), or a tuple or a list returned where a dict came in"
+    ),
     # A Python string times an array: what `w, b = params` leaves in w and b, a dict's keys.
     "Only integer scalar arrays can be converted to a scalar index": (
         "Usual cause: a string where a number belongs, such as the keys 'w' and 'b' that w, b = params "
@@ -111,7 +117,9 @@ def _explanation(exc: BaseException) -> str:
     for line in str(exc).strip().splitlines():
         # An indented line, or one that starts in lower case, continues the one above it (JAX's
         # multi-line messages: "... a subtree of type\n    <class 'dict'>\nbut at the same ...").
-        if line.strip() and (line.startswith((" ", "\t")) or line[0].islower()) and lines:
+        # A line that ends in ":" goes on in the next ("the output tree structure is:\nPyTreeDef(None)").
+        continues = lines and (line.startswith((" ", "\t")) or line[:1].islower() or lines[-1].endswith(":"))
+        if line.strip() and continues:
             lines[-1] += " " + line.strip()
         elif line.strip():
             lines.append(line.strip())

@@ -202,6 +202,23 @@ def pytree_scan_result_dropped(params, lr, x_batches, y_batches):
     return params
 
 
+def pytree_updated_in_place(params, lr, x_batches, y_batches):
+    def step(params, batch):
+        grads = jax.grad(loss)(params, *batch)
+        new_params = params.update({k: params[k] - lr * grads[k] for k in params})  # None
+        return new_params, None
+
+    return lax.scan(step, params, (x_batches, y_batches))[0]
+
+
+def pytree_gradient_of_x(params, lr, x_batches, y_batches):
+    def step(params, batch):
+        grads = jax.grad(loss, argnums=1)(params, *batch)  # the gradient in x, an array like x
+        return update(params, grads, lr), None
+
+    return lax.scan(step, params, (x_batches, y_batches))[0]
+
+
 def pytree_from_zeros(params, lr, x_batches, y_batches):
     return pytree_right({"w": jnp.float32(0.0), "b": jnp.float32(0.0)}, lr, x_batches, y_batches)
 
@@ -233,4 +250,6 @@ PYTREE = {
     pytree_updates_not_applied: {"params_unchanged"},
     pytree_scan_result_dropped: {"params_unchanged"},
     pytree_from_zeros: {"from_zeros"},
+    pytree_updated_in_place: {"error"},
+    pytree_gradient_of_x: {"error"},
 }
