@@ -14,7 +14,6 @@ import pytest
 
 import core
 import harness.support.learner_corpus as corpus
-import harness.support.pytree_learners as learners
 from core.exercises import (
     EXERCISES,
     PYTREE_CHECKS,
@@ -30,11 +29,13 @@ from harness.support.pytree_learners import (
     loss,
     pytree_every_step,
     pytree_from_zeros,
+    pytree_gradient_of_x,
     pytree_grads_first,
     pytree_in_turn,
     pytree_list_out,
     pytree_named_keys,
     pytree_right,
+    pytree_updated_in_place,
     pytree_updates_not_applied,
 )
 
@@ -109,14 +110,14 @@ def test_numbers_no_mistake_explains_are_a_wrong_result():
 def test_a_carry_of_another_tree_and_a_gradient_in_x_are_said_in_words():
     # params.update(...) returns None: the body's carry comes back as None. JAX's lines that end in
     # ":" go on in the next, so the two trees are read as JAX prints them.
-    message = check_pytree_step(learners.pytree_updated_in_place).findings[0].message
+    message = check_pytree_step(pytree_updated_in_place).findings[0].message
     assert (
         "the input tree structure is: PyTreeDef({'b': *, 'w': *}) the output tree structure is: " in message
     )
     assert "PyTreeDef(None). " in message and "params.update(...), which changes a dict in place" in message
     assert ":." not in message
     # The gradient in x (argnums=1): tree.map of the params dict and an array.
-    message = check_pytree_step(learners.pytree_gradient_of_x).findings[0].message
+    message = check_pytree_step(pytree_gradient_of_x).findings[0].message
     assert "the gradient taken with respect to another argument" in message and ":." not in message
 
 
