@@ -103,6 +103,17 @@ _NUMERIC = (
 # lr_ignored's rates: common constants, none of them a case's lr (each case has the same models).
 _HARD_CODED_LRS = (0.01, 0.05, 0.2)
 _PATTERNS = ("correct", *_NUMERIC, "params_unchanged", "keys_swapped", "from_zeros")
+# The rules of `_Case.run` whose step is the right one, p - lr * g: they differ in what the gradients
+# are taken on (the rows, the params, x and y), before the step.
+_PLAIN_STEP = (
+    "correct",
+    "full summed",
+    "full averaged",
+    "from initial",
+    "x y swapped",
+    "sorted values",
+    "transposed",
+)
 
 
 def _gradients(w: float, b: float, x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
@@ -156,7 +167,7 @@ class _Case(NamedTuple):
                 everything = [_gradients(w, b, xs, ys) for xs, ys in zip(self.x, self.y, strict=True)]
                 share = 1.0 if rule == "full summed" else 1.0 / self.n
                 gw, gb = (share * sum(g[i] for g in everything) for i in (0, 1))
-            if rule == "correct":
+            if rule in _PLAIN_STEP:
                 w, b = w - lr * gw, b - lr * gb
             elif rule == "b kept":
                 w = w - lr * gw
@@ -178,8 +189,6 @@ class _Case(NamedTuple):
                 w, b = w - lr * gw / 2, b - lr * gb / 2
             elif rule == "lr twice":
                 w, b = w - lr * lr * gw, b - lr * lr * gb
-            elif rule.startswith("full"):
-                w, b = w - lr * gw, b - lr * gb
             elif rule == "stale":
                 (w, b), previous = (w - lr * previous[0], b - lr * previous[1]), (gw, gb)
             elif rule == "b with w's":
@@ -189,8 +198,6 @@ class _Case(NamedTuple):
             elif rule.startswith("lr "):  # a hard-coded rate, "lr 0.01"
                 rate = float(rule[3:])
                 w, b = w - rate * gw, b - rate * gb
-            elif rule in ("from initial", "x y swapped", "sorted values", "transposed"):
-                w, b = w - lr * gw, b - lr * gb
             else:  # "unchanged"
                 pass
         return w, b
