@@ -259,12 +259,13 @@ def _watch(thread: threading.Thread, grace: float = 1.0) -> None:
     threading.Thread(target=watchdog, name="scanlab-watchdog", daemon=True).start()
 
 
-def _run_check(name: str, check, doing: str, hints: dict, fn, state: dict, timeout: float):
-    """`check(fn, state)` in a daemon thread for at most `timeout` seconds; `doing` says what it
-    does (for an error message) and `hints` has the "error" and "host_sync" hints.
+def limited(work, timeout: float, name: str = "work"):
+    """`work()`, which calls the learner's code, in a daemon thread for at most `timeout` seconds,
+    the learner's lines stopped once the time is up (`_stopper`, then `_watch`), under JAX's standard
+    promotion rules.
 
-    Returns (the Finding, how it ended): "ran" when the check returned, "raised" when the learner's
-    function raised, "timed out" when it did not return in time."""
+    Returns (how it ended, what came of it): ("ran", its value), ("raised", the exception) or
+    ("timed out", None)."""
     box = {}
     stop = threading.Event()
 
@@ -273,7 +274,7 @@ def _run_check(name: str, check, doing: str, hints: dict, fn, state: dict, timeo
             sys.settrace(_stopper(stop))
             try:
                 with jax.numpy_dtype_promotion("standard"), jax.numpy_rank_promotion("allow"):
-                    box["finding"] = check(fn, state)
+                    box["value"] = work()
             except _Interrupted:
                 pass
             except BaseException as exc:  # the learner's code may raise anything, SystemExit included
@@ -283,7 +284,7 @@ def _run_check(name: str, check, doing: str, hints: dict, fn, state: dict, timeo
         except _Interrupted:  # a late one from the watchdog
             pass
 
-    thread = threading.Thread(target=target, name=f"scanlab-check-{name}", daemon=True)
+    thread = threading.Thread(target=target, name=f"scanlab-{name}", daemon=True)
     thread.start()
     try:
         thread.join(timeout)
@@ -291,21 +292,39 @@ def _run_check(name: str, check, doing: str, hints: dict, fn, state: dict, timeo
         stop.set()  # a no-op once the thread is done; else its learner code stops at its next line
     if thread.is_alive():
         _watch(thread)
-    if "finding" in box:
-        return box["finding"], "ran"
+    if "value" in box:
+        return "ran", box["value"]
     if "error" in box:
-        error = box["error"]
-        raised = error if isinstance(error, Raised) else Raised(error, doing)
-        return failure(raised, hints), "raised"
+        return "raised", box["error"]
+    return "timed out", None
+
+
+def too_slow(timeout: float, doing: str) -> str:
+    """What a learner reads when their function did not return within `timeout` seconds."""
+    return f"too slow: did not return within {timeout:g} s ({doing}). Is there a loop that never ends?"
+
+
+def _run_check(name: str, check, doing: str, hints: dict, fn, state: dict, timeout: float):
+    """`check(fn, state)` in a daemon thread for at most `timeout` seconds (`limited`); `doing` says
+    what it does (for an error message) and `hints` has the "error" and "host_sync" hints.
+
+    Returns (the Finding, how it ended): "ran" when the check returned, "raised" when the learner's
+    function raised, "timed out" when it did not return in time."""
+    ended, value = limited(lambda: check(fn, state), timeout, f"check-{name}")
+    if ended == "ran":
+        return value, ended
+    if ended == "raised":
+        raised = value if isinstance(value, Raised) else Raised(value, doing)
+        return failure(raised, hints), ended
     finding = Finding(
         "error",
         False,
-        f"too slow: did not return within {timeout:g} s ({doing}). Is there a loop that never ends?",
+        too_slow(timeout, doing),
         hints["error"],
         f"a result within {timeout:g} s",  # the time limit, said as what was expected
         "no result",
     )
-    return finding, "timed out"
+    return finding, ended
 
 
 NOT_RUN = "Not run"
