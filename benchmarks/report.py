@@ -2,11 +2,11 @@
 
     JAX_PLATFORMS=cpu .venv/bin/python -m benchmarks.report [--browser] [--out PATH] [--json-dir DIR]
 
-Runs benchmarks.engine, benchmarks.explorer and benchmarks.naive (and, with --browser, which needs
-Chromium, benchmarks.browser and benchmarks.memory) with `--json` into a temporary folder (or DIR),
-and prints the table on stdout (the benchmarks' own output goes to stderr). --out also writes the
-table to PATH. This module imports neither JAX nor the project and measures nothing itself. Exits
-non-zero when a benchmark failed or a naive check disagreed.
+Runs benchmarks.engine, benchmarks.explorer, benchmarks.explore and benchmarks.naive (and, with
+--browser, which needs Chromium, benchmarks.browser and benchmarks.memory) with `--json` into a
+temporary folder (or DIR), and prints the table on stdout (the benchmarks' own output goes to
+stderr). --out also writes the table to PATH. This module imports neither JAX nor the project and
+measures nothing itself. Exits non-zero when a benchmark failed or a naive check disagreed.
 """
 
 from __future__ import annotations
@@ -50,6 +50,8 @@ DRAG_LATE_MS = 100.0  # and settled within this of the echo after the mouse goes
 OTHER_CONTROLS = ("N", "B", "w0", "loss", "preset", "momentum", "map")
 PYTREE_CONTROLS = ("lr", "B", "w0")  # moved again under model=w,b (issue 33: <= 1.25x the w model's)
 MAP_MS = 150.0  # stability map recompute, 64 x 32 at N=200
+# explore(fn): a move with a right jitted function, over the lesson's loop alone (issue 51)
+EXPLORE_RATIO = 1.5
 KERNEL_RSS_MB = 250.0
 COMPILE_TESTS = (
     "tested: tests/test_core_dtypes_and_compiles.py (also test_explorer.py, test_core_stability.py)"
@@ -183,6 +185,20 @@ def table(info: dict, results: dict, codes: dict) -> str:
             "",
             "benchmarks.explorer",
         )
+    explore = results.get("explore")
+    for control, data in (dig(explore, "moves") or {}).items():
+        first = data.get("first_visit")
+        add(
+            f"explore(fn), a move of {control}, N={explore['N']}, B={explore['B']}: median (p95), "
+            "against the lesson's loop alone"
+            + (f"; at a value not drawn before {first['median']:.0f} ms" if first else ""),
+            f"{data['yours']['median']:.1f} ms ({data['yours']['p95']:.1f}), {data['ratio']:.2f}x",
+            f"<= {EXPLORE_RATIO:g}x",
+            verdict(data["ratio"], EXPLORE_RATIO),
+            "benchmarks.explore",
+        )
+    if explore is None:
+        add("explore(fn), a move", missing("explore"), f"<= {EXPLORE_RATIO:g}x", "", "benchmarks.explore")
     add("XLA compiles after warm-up", COMPILE_TESTS, "0, exact", "tested", "pytest")
 
     web = results.get("browser")
@@ -442,7 +458,8 @@ def main(argv=None) -> int:
     env = dict(os.environ)
     env.setdefault("JAX_PLATFORMS", "cpu")
     info = {"date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), **machine()}
-    names = ["engine", "explorer", "naive"] + (["browser", "memory", "drag"] if args.browser else [])
+    names = ["engine", "explorer", "explore", "naive"]
+    names += ["browser", "memory", "drag"] if args.browser else []
     results, codes = {}, {}
     with tempfile.TemporaryDirectory(prefix="scanlab-bench-") as temporary:
         folder = args.json_dir or Path(temporary)

@@ -2,6 +2,7 @@
 
 from widgets import batch, validators
 from widgets.exercise import exercise
+from widgets.explore import explore
 from widgets.explorer import Explorer
 from widgets.settings import DEFAULTS, PRESETS, Settings, from_query, sanitize, to_query
 
@@ -11,4 +12,14 @@ validators.install()
 # Widget messages made inside a widgets.batch.Batch go as one (the explorer's callbacks).
 batch.install()
 
-__all__ = ["DEFAULTS", "PRESETS", "Explorer", "Settings", "exercise", "from_query", "sanitize", "to_query"]
+__all__ = [
+    "DEFAULTS",
+    "PRESETS",
+    "Explorer",
+    "Settings",
+    "exercise",
+    "explore",
+    "from_query",
+    "sanitize",
+    "to_query",
+]

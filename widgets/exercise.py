@@ -115,13 +115,37 @@ def choose(fn) -> tuple[str, str]:
     return "scan_training_step", f"{called}, and it takes {said}"
 
 
+def chosen_task(fn, task: str | None, verb: str) -> tuple[str, str]:
+    """(the exercise `fn` is for, a sentence saying why when it was not named: "<verb> as ...: ...")
+    from `task` (a key of TASKS, or None to `choose`). Raises ValueError naming `task` for another."""
+    chosen = ""
+    if task is None:
+        task, why = choose(fn)
+        chosen = f"{verb} as {task}: {why}." if why else ""
+    if task not in TASKS:
+        raise ValueError(f"task must be one of {', '.join(TASKS)}; got {task!r}"[:200])
+    return task, chosen
+
+
 class ExerciseReport:
     """The checker's `core.Report` (as `.report`), shown as an HTML table in a notebook; `done`
     says what a function that passes does, `chosen` (when not "") which exercise was checked and
-    why, above the rest."""
+    why, above the rest; `name`, the function's, goes into the last line of a failed report, which
+    says that `explore(name)` draws it."""
 
-    def __init__(self, report, done: str = TASKS["scan_training_step"][1], chosen: str = ""):
+    def __init__(self, report, done: str = TASKS["scan_training_step"][1], chosen: str = "", name: str = ""):
         self.report, self.done, self.chosen = report, done, chosen
+        self.name = name if name.isidentifier() else "your_function"
+
+    @property
+    def drawn(self) -> str:
+        """The last line of a failed report: where to see the function's loop drawn ("" if passed)."""
+        if self.report.passed:
+            return ""
+        return (
+            f"explore({self.name}) draws your loop beside the lesson's, step by step, and marks the "
+            "step where they part."
+        )
 
     @property
     def passed(self) -> bool:
@@ -157,10 +181,11 @@ class ExerciseReport:
         columns = ("result", "check", "what happened", "hint", "numbers")
         head = "".join(f'<th scope="col" style="{_ALIGN}">{h}</th>' for h in columns)
         chosen = f"<p>{html.escape(self.chosen)}</p>" if self.chosen else ""
+        drawn = f"<p>{html.escape(self.drawn)}</p>" if self.drawn else ""
         return (
             f"{chosen}<p><b>{html.escape(self.summary())}</b></p>"
             f'<table style="border-collapse:collapse;text-align:left;color:{_TEXT};background:#ffffff">'
-            f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+            f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>{drawn}"
         )
 
     def __repr__(self) -> str:
@@ -170,7 +195,7 @@ class ExerciseReport:
             lines.append(f"  {mark} {finding.code}: {finding.message}")
             if _result(finding) is False:
                 lines.append(f"       hint: {finding.hint}")
-        return "\n".join(lines)
+        return "\n".join([*lines, *([self.drawn] if self.drawn else [])])
 
 
 def exercise(fn, task: str | None = None, **options) -> ExerciseReport:
@@ -180,14 +205,9 @@ def exercise(fn, task: str | None = None, **options) -> ExerciseReport:
     of `fn` when it is one of them, else the one its parameters say (`choose`), and the report's
     first line says which and why. `options` go to the checker (e.g. `timeout=` seconds per
     check)."""
-    chosen = ""
-    if task is None:
-        task, why = choose(fn)
-        chosen = f"Checked as {task}: {why}." if why else ""
-    if task not in TASKS:
-        raise ValueError(f"task must be one of {', '.join(TASKS)}; got {task!r}"[:200])
+    task, chosen = chosen_task(fn, task, "Checked")
     check, done = TASKS[task]
-    return ExerciseReport(check(fn, **options), done, chosen)
+    return ExerciseReport(check(fn, **options), done, chosen, getattr(fn, "__name__", "") or "")
 
 
-__all__ = ["TASKS", "ExerciseReport", "choose", "exercise"]
+__all__ = ["TASKS", "ExerciseReport", "choose", "chosen_task", "exercise"]

@@ -333,6 +333,14 @@ class Model:
                 self._full = _Full(key, batches, np.asarray(batches.x), np.asarray(batches.y))
             return self._full
 
+    def batches(self, s: Settings) -> tuple[np.ndarray, np.ndarray]:
+        """The float32 (N, B) batches x and y that `s`'s run reads, as NumPy arrays (widgets.explore
+        hands them to a learner's function)."""
+        if of_rows(s):
+            return self.rows.cut(s)
+        full = self._full_for(s)
+        return full.x[: s.N, : s.B], full.y[: s.N, : s.B]
+
     @staticmethod
     def _data_for(s: Settings, x: np.ndarray, y: np.ndarray, batches: core.PaddedBatches) -> _Data:
         """The float64 theory of `s`'s (N, B) batches x, y (NumPy: it runs while the scan does)."""

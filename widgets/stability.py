@@ -366,12 +366,26 @@ BLANK_ROWS = (
 """Said under the lr x B map of data of rows without replace (widgets.rows.stitched_map)."""
 
 
-def _running_loop() -> asyncio.AbstractEventLoop | None:
+def running_loop() -> asyncio.AbstractEventLoop | None:
     """The event loop running in this thread (a kernel's, while it runs a cell), or None."""
     try:
         return asyncio.get_running_loop()
     except RuntimeError:
         return None
+
+
+def on_loop(loop: asyncio.AbstractEventLoop | None, draw, *args) -> None:
+    """Run `draw(*args)` on `loop`, the kernel's, between its messages, or here when `loop` is None
+    (no kernel's event loop: tests). A page that connects again asks for every widget's state, and
+    the kernel writes them all into one reply: a figure sent by a worker thread while that reply
+    was being written would go before it, and the reply's older figure would be drawn last."""
+    if loop is None:
+        draw(*args)
+        return
+    try:
+        loop.call_soon_threadsafe(draw, *args)
+    except RuntimeError:  # the loop is closed: the kernel is stopping
+        pass
 
 
 def map_key_text(settings: Settings) -> str:
@@ -403,7 +417,7 @@ class StabilityPanel:
         self._executor = concurrent.futures.ThreadPoolExecutor(1, "stability-map") if background else None
         self._future: concurrent.futures.Future | None = None
         # The kernel's loop, where the worker's maps are drawn (none without a worker: drawn at once).
-        self._loop = _running_loop() if background else None
+        self._loop = running_loop() if background else None
         self._widget_class = widget  # makes the map's figures (widgets.surface.surface_maker)
         # A figure for each kind of map (`map`) shown so far, by kind, and the map each draws: the
         # one shown is `kind`'s, the other is hidden, not removed. Switching back to a map drawn
@@ -511,17 +525,7 @@ class StabilityPanel:
         self._on_kernel_thread(self._draw, key, stability)
 
     def _on_kernel_thread(self, draw, *args) -> None:
-        """Run `draw(*args)` on the kernel's thread, between its messages, or here without a kernel's
-        event loop (tests). A page that connects again asks for every widget's state, and the kernel
-        writes them all into one reply: a map sent by the worker while that reply was being written
-        would go before it, and the reply's older map would be drawn last."""
-        if self._loop is None:
-            draw(*args)
-            return
-        try:
-            self._loop.call_soon_threadsafe(draw, *args)
-        except RuntimeError:  # the loop is closed: the kernel is stopping
-            pass
+        on_loop(self._loop, draw, *args)
 
     def _failed(self, key, error: Exception) -> None:
         with self._lock:

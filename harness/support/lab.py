@@ -1,6 +1,7 @@
 """JupyterLab for the tests that open a notebook in it: `lab(root)` serves a folder (no token, the app
 on `window.jupyterapp`), `open_notebook` opens one in Chromium, `run_all` runs every cell and waits for
-the checker's reports; ACCUMULATED is a learner's function with one of the mistakes the checker names."""
+the checker's reports, `notebook_text` writes a notebook; ACCUMULATED is a learner's function with
+one of the mistakes the checker names."""
 
 from __future__ import annotations
 
@@ -76,6 +77,17 @@ def lab(root: Path):
         yield url
     finally:
         stop_group(process)
+
+
+def notebook_text(cells: list[str]) -> str:
+    """A notebook of code cells `cells`, as its file's text, for the Python 3 kernel (JupyterLab
+    asks which kernel for a notebook without one)."""
+    import nbformat
+
+    notebook = nbformat.v4.new_notebook()
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    notebook.cells = [nbformat.v4.new_code_cell(source) for source in cells]
+    return nbformat.writes(notebook)
 
 
 def run_all(page, expected: dict) -> None:
