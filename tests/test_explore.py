@@ -307,3 +307,63 @@ def test_a_slow_functions_moves_are_coalesced_to_the_last(model):
     assert 0.014 in lrs and 0.012 not in lrs and 0.013 not in lrs, lrs
     assert view.view.path is not None and view.view.path.steps == 6
     assert round(view.view.result.settings.lr, 6) == 0.014
+
+
+def test_the_explorer_draws_a_step_on_its_trajectory_and_landscape_as_explore_does(model, count_compiles):
+    """Explorer(step=fn): the learner's loop on the explorer's own charts, the same parting step and
+    sentence as explore(fn)'s view of the same settings; none while the settings run another loop."""
+    from widgets import Explorer
+
+    settings, _ = sanitize({**QUALITY, "N": 12})
+    explorer = Explorer(settings, step=core.accumulated_gradient_step, background=False, model=model)
+    alone = Exploration(core.accumulated_gradient_step, "scan_training_step", settings, background=False,
+                        model=model, check=False)  # fmt: skip
+    assert explorer.result.yours.parted == alone.view.parted == 2
+    np.testing.assert_array_equal(explorer.result.yours.carries, alone.view.path.carries)
+    where = parting_text(alone.view).split(" Your function's")[0]  # the same but the calls' time
+    assert where.startswith("They part at step 2") and where in html.unescape(explorer.yours_words.value)
+    trajectory = {t.name: t for t in explorer.figures["trajectory"].figure().data}
+    np.testing.assert_allclose(trajectory["w, your loop"].y, alone.view.path.carries[:, 0])
+    assert trajectory["where they part"].x == (2,)
+    landscape = {t.name: t for t in explorer.figures["landscape"].figure().data}
+    assert landscape["where they part"].x == (alone.view.path.carries[2, 0],)
+    explorer._compiler.submit(lambda: None).result()  # the one program of every prefix, compiled
+    with count_compiles() as compiles:
+        for lr in (0.02, 0.025):
+            explorer.inputs["lr"].value = lr
+        explorer.inputs["w0"].value = 1.5
+    assert compiles == [], len(compiles)
+    assert explorer.result.yours.parted is not None
+    # Another model: the exercise's loop is not run, nothing of the learner's is drawn, and the
+    # sentence says what to set.
+    explorer.inputs["model"].value = "w,b"
+    assert explorer.result.yours is None
+    assert "set model w" in explorer.yours_words.value
+    plane = {t.name: t for t in explorer.figures["plane"].figure().data}
+    assert plane["path, your loop"].visible is False
+
+
+def test_a_served_explorer_never_runs_a_step():
+    from widgets import Explorer
+
+    explorer = Explorer(plotly_js="/static/plotly.js", background=False)
+    calls = []
+    note = explorer.draw_step(lambda w, lr, x_batches, y_batches: calls.append(w) or w)
+    assert "JupyterLab" in note._repr_html_()
+    assert calls == [] and explorer.result.yours is None
+    assert explorer.yours_words is None  # no widget of it on a served page
+
+
+def test_a_path_cut_by_the_time_limit_draws_its_first_steps_and_says_so(model):
+    def slow_loop(w, lr, x_batches, y_batches):
+        time.sleep(0.25)
+        for x, y in zip(x_batches, y_batches, strict=True):
+            w = w - lr * 2 * np.sum((w * x - y) * x)
+        return float(w)  # a host sync: called as it is, not jitted
+
+    view = view_of(slow_loop, "scan_training_step", model, timeout=1.0)
+    path = view.view.path
+    assert path.timed_out and not path.problem and 1 <= path.steps < QUALITY["N"], path
+    assert view.view.parted is None  # a right loop, as far as it is drawn
+    assert f"Drawn for the first {path.steps} of N = {QUALITY['N']} steps" in view.sentence.value
+    assert "too slow" not in view.notice.value

@@ -2,22 +2,25 @@
 
 Starts `make run` on a free port (harness.server.Server), opens each view in Debian's Chromium at its
 size, waits until every chart has drawn and the page is still, and writes docs/<name>.png: what a
-visitor sees on the first screen, not the whole page.
+visitor sees on the first screen, not the whole page. `screenshot-explore` is a notebook's instead:
+`explore(fn)` of a wrong loop in JupyterLab (`make lab-env` installs it), the view alone.
 
   python -m tools.screenshots            all of them
-  python -m tools.screenshots phone      one of them (names: VIEWS)
+  python -m tools.screenshots screenshot-phone      one of them (names: VIEWS, EXPLORE)
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
 from harness.chromium import CHROMIUM, CHROMIUM_ARGS
 from harness.server import Server
+from harness.support.lab import ACCUMULATED, lab, notebook_text, open_notebook, run_all
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -31,6 +34,11 @@ VIEWS = {
     "screenshot-valley": ("?preset=narrow-valley", (1440, 900), False, "Loss landscape: the steps on L(w"),
     "screenshot-valley-projector": ("?view=projector&preset=narrow-valley", (1024, 768), False, None),
 }
+
+# explore(fn) in JupyterLab: a loop with the first exercise's best-known mistake, drawn beside the
+# lesson's (the picture of the README's "Your own loop, drawn").
+EXPLORE = ("screenshot-explore", (1440, 900))
+EXPLORE_CELLS = [ACCUMULATED + "\nfrom widgets import explore", "explore(scan_training_step)"]
 
 # Every chart drawn (the five line charts and the map), and no chart waiting for its box's width.
 _DRAWN = """() => {
@@ -62,18 +70,51 @@ def take(browser, url: str, name: str) -> Path:
         context.close()
 
 
+def take_explore(browser) -> Path:
+    """docs/screenshot-explore.png: `explore(fn)`'s view of a wrong loop, in JupyterLab."""
+    name, (width, height) = EXPLORE
+    with tempfile.TemporaryDirectory() as folder, lab(Path(folder)) as url:
+        (Path(folder) / "explore.ipynb").write_text(notebook_text(EXPLORE_CELLS))
+        context, page, _ = open_notebook(browser, url, "explore.ipynb")
+        try:
+            page.set_viewport_size({"width": width, "height": height})
+            page.wait_for_function(
+                "() => jupyterapp.shell.currentWidget.sessionContext.session?.kernel?.status === 'idle'",
+                timeout=120_000,
+            )
+            run_all(page, {})
+            page.wait_for_function(
+                "() => document.querySelector('.scanlab-parting')?.textContent.includes('They part')",
+                timeout=120_000,
+            )
+            view = page.locator(".jp-OutputArea-output", has=page.locator(".scanlab-parting")).first
+            view.scroll_into_view_if_needed()
+            page.wait_for_timeout(2000)
+            path = ROOT / "docs" / f"{name}.png"
+            view.screenshot(path=str(path))
+            return path
+        finally:
+            context.close()
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*", metavar="NAME", help=f"of {', '.join(VIEWS)}; all when none")
-    names = parser.parse_args(argv).names or list(VIEWS)
-    unknown = sorted(set(names) - set(VIEWS))
+    every = [*VIEWS, EXPLORE[0]]
+    names = parser.parse_args(argv).names or every
+    unknown = sorted(set(names) - set(every))
     if unknown:
-        parser.error(f"NAME must be one of {', '.join(VIEWS)}; got {', '.join(unknown)}")
-    with Server() as server, sync_playwright() as playwright:
+        parser.error(f"NAME must be one of {', '.join(every)}; got {', '.join(unknown)}")
+    served = [name for name in names if name in VIEWS]
+    with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
-            for name in names:
-                print(take(browser, server.url, name).relative_to(ROOT))
+            if served:
+                with Server() as server:
+                    for name in served:
+                        print(take(browser, server.url, name).relative_to(ROOT))
+            if EXPLORE[0] in names:
+                print(take_explore(browser).relative_to(ROOT))
         finally:
             browser.close()
     return 0

@@ -1,5 +1,8 @@
 """ScanLab's user interface: controls and Plotly charts over `core`."""
 
+# The lesson's deliberately wrong loop (every gradient taken at the starting weight), which app.ipynb
+# draws with Explorer.draw_step: the lesson imports widgets only.
+from core import accumulated_gradient_step
 from widgets import batch, validators
 from widgets.exercise import exercise
 from widgets.explore import explore
@@ -14,6 +17,7 @@ batch.install()
 
 __all__ = [
     "DEFAULTS",
+    "accumulated_gradient_step",
     "PRESETS",
     "Explorer",
     "Settings",

@@ -130,6 +130,15 @@ DIVERGED_MARKER = {
 }
 
 
+# A learner's own loop (widgets.explore, Explorer(step=fn)), over the lesson's: the purple of another
+# run, dashed, with a point at each step; and an ✕ where the two part.
+YOURS = {
+    "mode": "lines+markers",
+    "line": {"color": COLORS["optimizer"], "width": 2, "dash": "dash"},
+    "marker": {"size": 5, "color": COLORS["optimizer"]},
+}
+PARTING_MARKER = {**DIVERGED_MARKER, "name": "where they part", "showlegend": True}
+
 TRACE_TYPES = ("scatter", "heatmap", "bar")
 """The trace types of every chart here (the explorer's, the map's, the panels under the hood)."""
 

@@ -24,7 +24,7 @@ import numpy as np
 
 from core.exercises.paths import PREFIX_CAP, TOLERANCE, LearnerLoop, LearnerPath, batches_text, parting
 from core.exercises.report import DEFAULT_TIMEOUT, num
-from widgets.chart import COLORS, DIVERGED_MARKER, NONE, TITLED_MARGIN, Chart, base_layout, plottable
+from widgets.chart import COLORS, NONE, PARTING_MARKER, TITLED_MARGIN, YOURS, Chart, base_layout, plottable
 from widgets.controls import controls, pin
 from widgets.exercise import TASKS, chosen_task
 from widgets.layout import side_by_side
@@ -38,12 +38,12 @@ START = DEFAULTS._replace(lr=0.01, N=40, B=16, w0=0.0, loss="sum")
 jittable function's first compiles (one per step) take about a second."""
 
 TASK_SETTINGS = {
-    "scan_training_step": {},
-    "momentum_training_step": {"optimizer": "momentum"},
-    "scheduled_training_step": {"schedule": "cosine"},
+    "scan_training_step": {"model": "w"},
+    "momentum_training_step": {"model": "w", "optimizer": "momentum", "schedule": "constant"},
+    "scheduled_training_step": {"model": "w", "optimizer": "sgd", "schedule": "cosine"},
     "pytree_training_step": {"model": "w,b"},
 }
-"""What each exercise's lesson loop is, in the explorer's settings."""
+"""What each exercise's lesson loop is, in the explorer's settings (`fits` says when they run it)."""
 
 CONTROLS = {
     "scan_training_step": ("lr", "N", "B", "w0"),
@@ -57,7 +57,7 @@ WAIT_S = 0.15
 """How long a move waits for the learner's path before drawing the lesson's loop alone: a jitted
 function's 40 steps take a few ms once compiled, and are drawn with it in one message."""
 
-YOURS, LESSON = COLORS["optimizer"], COLORS["sum"]
+LESSON = COLORS["sum"]
 
 
 class View(NamedTuple):
@@ -97,10 +97,54 @@ def batch_losses(carries: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarra
         return np.sum((fitted - y) ** 2, axis=1)
 
 
-def lesson_run(result: Result):
-    """The run of the lesson's loop for the exercise: the chosen optimizer's or schedule's when one
-    is overlaid (momentum, a schedule), else plain SGD's; both under the sum loss."""
-    return result.optimized["sum"] if overlaid(result.settings) else result.histories["sum"]
+OVERLAID = ("momentum_training_step", "scheduled_training_step")
+"""The exercises whose lesson's loop is the explorer's overlaid run (the momentum optimizer's, a
+schedule's), not plain SGD's."""
+
+
+def fits(settings: Settings, task: str) -> str:
+    """ "" when `settings` run the loop of `task`'s exercise, else what to set so that they do (the
+    explorer's controls may run another: Explorer(step=fn))."""
+    s, model = settings, "w,b" if task == "pytree_training_step" else "w"
+    if s.model != model:
+        return f"model {model.replace(',', ', ')}"
+    if task == "momentum_training_step" and (s.optimizer, s.schedule) != ("momentum", "constant"):
+        return "optimizer momentum, schedule constant"
+    if task == "scheduled_training_step" and (s.optimizer != "sgd" or s.schedule == "constant"):
+        return "optimizer sgd and a schedule other than constant"
+    return ""
+
+
+def lesson_view(result: Result, task: str, x, y) -> View:
+    """The lesson's loop of `task`'s exercise in `result` (its settings `fits` it), on the float32
+    (N, B) batches x and y: the overlaid run for momentum and a schedule, plain SGD's else, both
+    under the sum loss."""
+    run = (
+        result.optimized["sum"] if task in OVERLAID and overlaid(result.settings) else result.histories["sum"]
+    )
+    lesson = np.stack([np.asarray(run.params[leaf], np.float64) for leaf in leaves(result.settings)], axis=1)
+    return View(result, lesson, np.asarray(run.losses, np.float64), np.asarray(x), np.asarray(y))
+
+
+def walk(loop: LearnerLoop, view: View, timeout: float, prepare) -> View:
+    """`view` with `loop`'s path on its batches and where it parts from the lesson's. `prepare`
+    is called with `loop.prepare` and its arguments when the path went call by call through jit
+    (core.exercises.paths: one program for every prefix of these shapes, for the next moves)."""
+    s = view.result.settings
+    rates = s.lr
+    if loop.task == "scheduled_training_step":
+        schedule = view.result.schedule
+        rates = schedule if schedule is not None else np.full(s.N, s.lr, np.float32)
+    arguments = ({leaf: getattr(s, f"{leaf}0") for leaf in view.leaves}, rates, view.x, view.y)
+    options = {"momentum": s.momentum, "timeout": timeout}
+    path = loop.path(*arguments, **options)
+    if path.jitted and not path.problem and not path.programmed:
+        prepare(loop.prepare, *arguments, **options)
+    return view._replace(
+        path=path,
+        parted=parting(path.carries, view.lesson),
+        your_losses=batch_losses(path.carries, view.x, view.y),
+    )
 
 
 def _mark(view: View, values) -> dict:
@@ -116,9 +160,6 @@ def _yours(view: View, leaf: int) -> np.ndarray:
     return plottable(view.path.carries[:, leaf]) if view.path is not None else np.zeros(0)
 
 
-_PART = {**DIVERGED_MARKER, "name": "where they part", "showlegend": True}
-
-
 class PathChart(Chart):
     name = "trajectory"
     title = "Your loop beside the lesson's<br><sup>the carry after each step; ✕ where they part</sup>"
@@ -129,13 +170,7 @@ class PathChart(Chart):
             "line": {"color": LESSON, "width": 3},
             "hovertemplate": "step %{x}<br>w = %{y:.6g}<extra>the lesson's</extra>",
         },
-        {
-            "mode": "lines+markers",
-            "name": "w, your loop",
-            "line": {"color": YOURS, "width": 2, "dash": "dash"},
-            "marker": {"size": 5, "color": YOURS},
-            "hovertemplate": "step %{x}<br>w = %{y:.6g}<extra>yours</extra>",
-        },
+        {**YOURS, "name": "w, your loop", "hovertemplate": "step %{x}<br>w = %{y:.6g}<extra>yours</extra>"},
         {
             "mode": "lines",
             "name": "b, the loop of the lesson",
@@ -145,11 +180,11 @@ class PathChart(Chart):
         {
             "mode": "lines+markers",
             "name": "b, your loop",
-            "line": {"color": YOURS, "width": 2, "dash": "dot"},
-            "marker": {"size": 5, "color": YOURS, "symbol": "diamond"},
+            "line": {**YOURS["line"], "dash": "dot"},
+            "marker": {**YOURS["marker"], "symbol": "diamond"},
             "hovertemplate": "step %{x}<br>b = %{y:.6g}<extra>yours</extra>",
         },
-        {**_PART, "hovertemplate": "they part after step %{x}<br>yours: %{y:.6g}<extra></extra>"},
+        {**PARTING_MARKER, "hovertemplate": "they part after step %{x}<br>yours: %{y:.6g}<extra></extra>"},
     ]
 
     def layout(self, view, _=None):
@@ -186,14 +221,11 @@ class LossChart(Chart):
             "line": {"color": LESSON, "width": 3},
             "hovertemplate": "step %{x}<br>loss = %{y:.4g}<extra>the lesson's</extra>",
         },
+        {**YOURS, "name": "your loop", "hovertemplate": "step %{x}<br>loss = %{y:.4g}<extra>yours</extra>"},
         {
-            "mode": "lines+markers",
-            "name": "your loop",
-            "line": {"color": YOURS, "width": 2, "dash": "dash"},
-            "marker": {"size": 5, "color": YOURS},
-            "hovertemplate": "step %{x}<br>loss = %{y:.4g}<extra>yours</extra>",
+            **PARTING_MARKER,
+            "hovertemplate": "step %{x}: the first loss at a carry that parted<extra></extra>",
         },
-        {**_PART, "hovertemplate": "step %{x}: the first loss at a carry that parted<extra></extra>"},
     ]
 
     def layout(self, view, _=None):
@@ -237,20 +269,17 @@ class PlaneChart(Chart):
             "line": {"color": LESSON, "width": 3},
             "hovertemplate": "w = %{x:.6g}<br>b = %{y:.6g}<extra>the lesson's</extra>",
         },
-        {
-            "mode": "lines+markers",
-            "name": "your loop",
-            "line": {"color": YOURS, "width": 2, "dash": "dash"},
-            "marker": {"size": 5, "color": YOURS},
-            "hovertemplate": "w = %{x:.6g}<br>b = %{y:.6g}<extra>yours</extra>",
-        },
+        {**YOURS, "name": "your loop", "hovertemplate": "w = %{x:.6g}<br>b = %{y:.6g}<extra>yours</extra>"},
         {
             "mode": "markers",
             "name": "(w*, b*)",
             "marker": {"size": 13, "symbol": "star", "color": COLORS["optimum"]},
             "hovertemplate": "w* = %{x:.6g}<br>b* = %{y:.6g}<extra></extra>",
         },
-        {**_PART, "hovertemplate": "they part here<br>w = %{x:.6g}<br>b = %{y:.6g}<extra>yours</extra>"},
+        {
+            **PARTING_MARKER,
+            "hovertemplate": "they part here<br>w = %{x:.6g}<br>b = %{y:.6g}<extra>yours</extra>",
+        },
     ]
 
     def layout(self, view, _=None):
@@ -336,7 +365,13 @@ def parting_text(view: View) -> str:
         )
     if not path.steps:
         sentences.append("Your loop is not drawn: the notice above says why; the lesson's loop is.")
-    if path.capped:
+    if path.timed_out:
+        sentences.append(
+            f"Drawn for the first {path.steps} of N = {path.wanted} steps: the time limit went by, most "
+            "of it compiling your function once for each step's shape, which is kept; the next move "
+            "goes further."
+        )
+    elif path.capped:
         sentences.append(
             f"Drawn for the first {path.steps} of N = {path.wanted} steps: step k is one more call of your "
             f"function, on the first k batches, so at most {PREFIX_CAP} are made; lower N to see the end."
@@ -428,11 +463,7 @@ class Exploration:
     # --- the lesson's loop, on the kernel's thread --------------------------------------------------
 
     def _lesson(self, s: Settings) -> View:
-        result = self.model.compute(s)
-        run = lesson_run(result)
-        lesson = np.stack([np.asarray(run.params[leaf], np.float64) for leaf in leaves(s)], axis=1)
-        x, y = self.model.batches(s)
-        return View(result, lesson, np.asarray(run.losses, np.float64), np.asarray(x), np.asarray(y))
+        return lesson_view(self.model.compute(s), self.task, *self.model.batches(s))
 
     def _on_input(self, change) -> None:
         values = {**self.settings._asdict(), **{name: w.value for name, w in self.inputs.items()}}
@@ -447,7 +478,7 @@ class Exploration:
         with self._lock:
             self._wanted = settings
         if self._worker is None:
-            self._draw(view._replace(**self._path(view)))
+            self._draw(self._walk(view))
             return
         # While an earlier path runs, this move waits for nothing: it queues behind it, and is
         # skipped there if another move comes first (a drag's moves coalesce to the last).
@@ -462,33 +493,21 @@ class Exploration:
         if done is not None:
             self._draw(done)
 
-    def _path(self, view: View) -> dict:
-        s = view.result.settings
-        rates = s.lr
-        if self.task == "scheduled_training_step":
-            schedule = view.result.schedule
-            rates = schedule if schedule is not None else np.full(s.N, s.lr, np.float32)
-        arguments = ({leaf: getattr(s, f"{leaf}0") for leaf in view.leaves}, rates, view.x, view.y)
-        options = {"momentum": s.momentum, "timeout": self.timeout}
-        path = self.loop.path(*arguments, **options)
-        if path.jitted and not path.problem and not path.programmed:
-            # One program for every prefix of these shapes, for the next moves (core.exercises.paths).
-            if self._compiler is None:
-                self.loop.prepare(*arguments, **options)
-            else:
-                self._compiler.submit(self.loop.prepare, *arguments, **options)
-        return {
-            "path": path,
-            "parted": parting(path.carries, view.lesson),
-            "your_losses": batch_losses(path.carries, view.x, view.y),
-        }
+    def _walk(self, view: View) -> View:
+        return walk(self.loop, view, self.timeout, self._prepare)
+
+    def _prepare(self, prepare, *args, **kwargs) -> None:
+        if self._compiler is None:
+            prepare(*args, **kwargs)
+        else:
+            self._compiler.submit(prepare, *args, **kwargs)
 
     def _compute(self, settings: Settings, view: View) -> View | None:
         """The learner's path on the worker, None when a newer move came before it started."""
         with self._lock:
             if settings != self._wanted:
                 return None
-        return view._replace(**self._path(view))
+        return self._walk(view)
 
     def _later(self, future, settings: Settings) -> None:
         try:

@@ -11,24 +11,29 @@ widgets.layout.
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import html
 import os
 from itertools import chain
 
 import ipywidgets as ipw
+from IPython.display import HTML
 
+from core.exercises import DEFAULT_TIMEOUT, LearnerLoop
 from widgets.access import Access
 from widgets.axes import RANGE_PAD
 from widgets.batch import Batch, batched
 from widgets.code import CODE, FAST, LESSON, chart_code
 from widgets.controls import controls, defaults_button, momentum_note, pin, preset_buttons, standardize_button
+from widgets.exercise import chosen_task
+from widgets.explore import TASK_SETTINGS, fits, lesson_view, parting_text, walk
 from widgets.export import ExportBar
 from widgets.figures import CHARTS
 from widgets.heap import return_freed_memory
 from widgets.hood import UnderTheHood
 from widgets.layout import BESIDE, BESIDE_PROJECTOR, control_panel, for_view, page_css, side_by_side, words
-from widgets.model import Model, Result
+from widgets.model import Model, Result, Yours
 from widgets.own_data import REPLACE_WHY, STANDARDIZE_WHY, OwnData
 from widgets.playback import Playback
 from widgets.preheat import wait_for_request
@@ -78,7 +83,8 @@ class Explorer:
 
     `model` shares a warmed-up `Model`; `plotly_js` is where the page serves Plotly.js
     (`widgets.surface.plotly_url`; None: each chart brings it); `background=False` computes the
-    map in the callback itself."""
+    map in the callback itself; `step`, a learner's function for one of the exercises, is drawn
+    over the lesson's loop on the trajectory and the landscape (`draw_step`, in a notebook only)."""
 
     def __init__(
         self,
@@ -90,8 +96,16 @@ class Explorer:
         plotly_js: str | None = None,
         background: bool = True,
         presentation: Presentation = DEFAULT_PRESENTATION,
+        step=None,
     ):
         self.model = model if model is not None else Model()
+        # A learner's function drawn over the lesson's loop (`draw_step`): (its LearnerLoop, its
+        # exercise), and the view of its last path (widgets.explore.View), or None.
+        self._yours, self._yours_view = None, None
+        self._compiler = None  # the thread that compiles a path's one program (core.exercises.paths)
+        # Where they part, in words, above the trajectory; made with the first learner's function
+        # (a widget made is a model sent to every page).
+        self.yours_words: ipw.HTML | None = None
         # The N and B the visitor chose, which data of rows may lower (`_checked`).
         self.chosen = (settings.N, settings.B)
         settings, problems = self._checked(settings._asdict())
@@ -105,7 +119,9 @@ class Explorer:
         )
         self.batch = Batch()  # each callback's widget changes go to the page as one message
         self.access = Access()  # names and keyboard access ipywidgets' views lack (widgets/access.js)
-        self.result: Result = self.model.compute(settings)
+        if step is not None:
+            settings = self._take(step, settings)
+        self.result: Result = self._with_yours(self.model.compute(settings))
         self.base_url = base_url
         self.step = settings.N  # playback position: the weight after this many steps
 
@@ -126,6 +142,9 @@ class Explorer:
         self.notice = ipw.HTML()
         self.standardize_button = standardize_button()
         self.words = words(self.notice, self.status, self.standardize_button, self._on_projector)
+        if self._yours is not None:  # a page without a learner's function has no widget for it
+            self.words.children = (*self.words.children, self.yours_words)
+            self._say_yours()
         # A control's notice again under the controls, where the value was typed: the words above
         # the trajectory may be scrolled far out of view by then. A link's notices are the words'.
         self.control_notice = ipw.HTML(layout={"display": "none"})
@@ -437,7 +456,7 @@ class Explorer:
         previous = self.result.settings
         if settings == previous and not notices and not new_data:
             return  # e.g. the browser echoing a value it rounded
-        self.result = self.model.compute(settings)
+        self.result = self._with_yours(self.model.compute(settings))
         if settings.N != previous.N:
             self._set_step_range(settings.N)
         self._render(settings.loss)
@@ -529,6 +548,7 @@ class Explorer:
                 self._describe(name, view, words)
         for name, text in self.captions.items():
             text.value = html.escape(caption(name, self.result, view))
+        self._say_yours()
 
     def _describe(self, name: str, view: str, words: str) -> None:
         """A chart's text alternative: its title, its caption's numbers, and the run in `words`."""
@@ -538,6 +558,73 @@ class Explorer:
             return
         title = plain_text(figure.get("title.text") or "")
         figure.alt = alt_text(title, caption(name, self.result, view), words)
+
+    # A learner's loop -------------------------------------------------------------------------
+
+    def draw_step(self, fn):
+        """Draw `fn`, a learner's function for one of the four exercises (chosen as `exercise`
+        chooses), over the lesson's loop on the trajectory and the landscape at every move, with
+        the sentence of where they part above the trajectory (widgets.explore); the settings move
+        to that exercise's loop when they run another. Returns both charts again, under that
+        sentence, to show where the call is. A served page (the dashboard) never runs a visitor's
+        code: there it draws nothing and returns a note saying where it runs."""
+        if self.stills:  # markup, not a widget: no model more for every visitor's page
+            return HTML(
+                "<p><i>A loop of your own is drawn in a notebook: open the lesson in JupyterLab "
+                "(<code>make lab</code>), where this cell draws it on the charts.</i></p>"
+            )
+        settings = self._take(fn, self.settings)
+        with self._quietly():
+            for name, widget in self.inputs.items():
+                widget.value = getattr(settings, name)
+        self._on_input(new_data=True)
+        landscape = "plane" if settings.model == "w,b" else "landscape"
+        charts = side_by_side([self.figures["trajectory"], self.figures[landscape]], beside=self.beside)
+        return for_view(ipw.VBox([self.yours_words, charts]), self._on_projector)
+
+    def _take(self, fn, settings: Settings) -> Settings:
+        """Take `fn` as the learner's function; `settings` moved to its exercise's loop if they run
+        another (widgets.explore.TASK_SETTINGS)."""
+        task, _ = chosen_task(fn, None, "Drawn")
+        self._yours = (LearnerLoop(fn, task), task)
+        if self.yours_words is None:
+            self.yours_words = ipw.HTML()
+            self.yours_words.add_class("scanlab-parting")
+        words = getattr(self, "words", None)  # made after a `step` given to __init__ is taken
+        if words is not None and self.yours_words not in words.children:
+            words.children = (*words.children, self.yours_words)
+        if self._compiler is None:
+            self._compiler = concurrent.futures.ThreadPoolExecutor(1, "explorer-compile")
+        return settings._replace(**TASK_SETTINGS[task]) if fits(settings, task) else settings
+
+    def _with_yours(self, result: Result) -> Result:
+        """`result` with the learner's loop on its batches (`Result.yours`), when there is one and
+        the settings run its exercise's loop."""
+        self._yours_view = None
+        if self._yours is None:
+            return result
+        loop, task = self._yours
+        if fits(result.settings, task):
+            return result
+        lesson = lesson_view(result, task, *self.model.batches(result.settings))
+        self._yours_view = view = walk(loop, lesson, DEFAULT_TIMEOUT, self._compiler.submit)
+        return result._replace(yours=Yours(view.path.carries, view.parted))
+
+    def _say_yours(self) -> None:
+        """The sentence of where the learner's loop parts from the lesson's, or what keeps it from
+        being drawn; hidden without a learner's function."""
+        if self._yours is None:
+            return
+        loop, task = self._yours
+        name = getattr(loop.fn, "__name__", "") or "your function"
+        view, need = self._yours_view, fits(self.settings, task)
+        if need:
+            text = f"Your loop, {name}, is drawn while the explorer runs its exercise's loop: set {need}."
+        else:
+            text = parting_text(view)
+            if view.path.problem:
+                text = f"⚠ {view.path.problem} {text}"
+        self.yours_words.value = f"<p><b>Your loop</b> ({html.escape(task)}): {html.escape(text)}</p>"
 
     # Words ------------------------------------------------------------------------------------
 

@@ -22,8 +22,10 @@ from widgets.chart import (
     COLORS,
     DIVERGED_MARKER,
     NONE,
+    PARTING_MARKER,
     STEP_MARKER,
     TITLED_MARGIN,
+    YOURS,
     Chart,
     base_layout,
     diverged_point,
@@ -150,6 +152,9 @@ class Trajectory(WeightChart):
             "hovertemplate": "step %{x}<br>w = %{y:.6g}",  # and the trace's name
         },
         *_BIASES_AND_OPTIMUM,
+        # A learner's loop over the lesson's (Explorer(step=fn)); hidden without one.
+        {**YOURS, "name": "w, your loop", "hovertemplate": "step %{x}<br>w = %{y:.6g}<extra>yours</extra>"},
+        {**PARTING_MARKER, "hovertemplate": "they part after step %{x}<br>yours: %{y:.6g}<extra></extra>"},
         {**STEP_MARKER, "hovertemplate": "step %{x}<br>w = %{y:.6g}<extra>current</extra>"},
     ]
 
@@ -193,6 +198,20 @@ class Trajectory(WeightChart):
             {"x": [k for k, _ in points], **_weights(styles[3], [v for _, v in points], scale)},
             self._overlay(result, view, scale),
             *self._biases(result, view, scale),
+            *self._yours(result, scale),
+        ]
+
+    def _yours(self, result, scale) -> list[dict]:
+        """A learner's w per step (`Result.yours`) and the ✕ where it parts; hidden without one."""
+        yours = result.yours
+        if yours is None:
+            return [NONE, NONE]
+        w = plottable(yours.carries[:, 0])
+        k = yours.parted
+        part = [float(w[k])] if k is not None and np.isfinite(w[k]) else []
+        return [
+            {"x": step_numbers(len(w)), **_weights(self.styles[-3], w, scale), "visible": True},
+            {"x": [k] if part else [], **_weights(self.styles[-2], part, scale), "visible": True},
         ]
 
     def _biases(self, result, view, scale) -> list[dict]:

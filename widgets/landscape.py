@@ -10,8 +10,10 @@ from widgets.chart import (
     COLORS,
     GREY,
     NONE,
+    PARTING_MARKER,
     STEP_MARKER,
     TITLED_MARGIN,
+    YOURS,
     Chart,
     base_layout,
     first_shown,
@@ -62,6 +64,9 @@ class Landscape(Chart):
             "marker": {"size": 11, "symbol": "star", "color": COLORS["optimum"]},
             "hovertemplate": "w* = %{x:.6g}<extra></extra>",
         },
+        # A learner's loop over the lesson's (Explorer(step=fn)); hidden without one.
+        {**YOURS, "name": "path, your loop", "hovertemplate": f"{L_POINT}<extra>yours</extra>"},
+        {**PARTING_MARKER, "hovertemplate": f"they part here<br>{L_POINT}<extra>yours</extra>"},
         {**STEP_MARKER, "hovertemplate": f"{L_POINT}<extra>current</extra>"},
     ]
 
@@ -151,6 +156,26 @@ class Landscape(Chart):
                 "y": [result.w_star_loss],
                 "visible": True,
             },
+            *self._yours(result),
+        ]
+
+    @staticmethod
+    def _yours(result) -> list[dict]:
+        """A learner's weights (`Result.yours`) on the curve, and the ✕ where they part from the
+        lesson's; hidden without one. Off the curve's frame they are not drawn, as a run that leaves
+        it is not."""
+        if result.yours is None:
+            return [NONE, NONE]
+        w = plottable(result.yours.carries[:, 0])
+        frame = result.landscape_w
+        with np.errstate(invalid="ignore"):
+            w[(w < frame[0]) | (w > frame[-1])] = np.nan
+        losses = np.interp(w, frame, result.landscape_loss)  # the curve's value there (NaN stays)
+        k = result.yours.parted
+        here = k is not None and np.isfinite(w[k])
+        return [
+            {"x": w, "y": losses, "visible": True},
+            {"x": [float(w[k])] if here else [], "y": [float(losses[k])] if here else [], "visible": True},
         ]
 
     def marker(self, result, view, step):
@@ -207,6 +232,9 @@ class Plane(Chart):
             "marker": {"size": 13, "symbol": "star", "color": COLORS["optimum"]},
             "hovertemplate": "w* = %{x:.6g}<br>b* = %{y:.6g}<extra></extra>",
         },
+        # A learner's loop over the lesson's (Explorer(step=fn)); hidden without one.
+        {**YOURS, "name": "path, your loop", "hovertemplate": f"{WB_POINT}<extra>yours</extra>"},
+        {**PARTING_MARKER, "hovertemplate": f"they part here<br>{WB_POINT}<extra>yours</extra>"},
         {**STEP_MARKER, "hovertemplate": f"{WB_POINT}<extra>current</extra>"},
     ]
 
@@ -310,6 +338,25 @@ class Plane(Chart):
             ),
             overlay,
             {"x": [result.w_star], "y": [result.b_star], "visible": True},
+            *self._yours(result),
+        ]
+
+    @staticmethod
+    def _yours(result) -> list[dict]:
+        """A learner's (w, b) per step (`Result.yours`) and the ✕ where they part from the lesson's;
+        hidden without one. Off the frame they are not drawn, as a run that leaves it is not."""
+        if result.yours is None or result.yours.carries.shape[1] != 2:
+            return [NONE, NONE]
+        w, b = plottable(result.yours.carries[:, 0]), plottable(result.yours.carries[:, 1])
+        (w_low, w_high), (b_low, b_high) = result.plane.w_range, result.plane.b_range
+        with np.errstate(invalid="ignore"):
+            outside = (w < w_low) | (w > w_high) | (b < b_low) | (b > b_high)
+        w[outside] = b[outside] = np.nan
+        k = result.yours.parted
+        here = k is not None and np.isfinite(w[k]) and np.isfinite(b[k])
+        return [
+            {"x": w, "y": b, "visible": True},
+            {"x": [float(w[k])] if here else [], "y": [float(b[k])] if here else [], "visible": True},
         ]
 
     def marker(self, result, view, step):

@@ -81,6 +81,18 @@ class Result(NamedTuple):
     # Data of rows whose run of a shown loss diverges with x as it is, and would not with x
     # standardised: that loss -> the critical lr then (what ticking "standardize" allows); else None.
     standardized_lr: dict | None = None
+    yours: Yours | None = None  # a learner's loop beside the lesson's (Explorer(step=fn))
+
+
+class Yours(NamedTuple):
+    """A learner's loop drawn on the explorer's charts (Explorer(step=fn), widgets.explore).
+
+    carries: float64 (steps + 1, leaves): the learner's carry after each step, row 0 the start.
+    parted: the first step at which it parts from the lesson's loop, or None.
+    """
+
+    carries: np.ndarray
+    parted: int | None
 
 
 class RowsFit(NamedTuple):

@@ -54,6 +54,8 @@ class LearnerPath(NamedTuple):
     problem: "" or what stopped the path, in the learner's words (an error, an output that is not
         the carry, the time limit).
     programmed: whether one program made every call (`LearnerLoop.prepare`), not one call each.
+    timed_out: whether the time limit ended the path after some steps (they are drawn; the compiles
+        of those steps' shapes are kept, so the next path goes further).
     """
 
     carries: np.ndarray
@@ -63,6 +65,7 @@ class LearnerPath(NamedTuple):
     jitted: bool
     problem: str = ""
     programmed: bool = False
+    timed_out: bool = False
 
     @property
     def steps(self) -> int:
@@ -273,7 +276,7 @@ class LearnerLoop:
         problem = ""
         if ended == "raised":
             problem = f"On {batches_text(len(done) + 1)} your function raised {describe_error(value)}."
-        elif ended == "timed out":
+        elif ended == "timed out" and not done:
             doing = f"called on the first {len(done) + 1} of {steps} prefixes of the batches"
             problem = f"Your function is {too_slow(timeout, doing)}"
         first = [tuple(float(start[leaf]) for leaf in self.leaves)]
@@ -288,7 +291,13 @@ class LearnerLoop:
                 break
             carries.append(final)
         return LearnerPath(
-            np.array(carries, dtype=np.float64), self.leaves, wanted, seconds, bool(self.jittable), problem
+            np.array(carries, dtype=np.float64),
+            self.leaves,
+            wanted,
+            seconds,
+            bool(self.jittable),
+            problem,
+            timed_out=ended == "timed out" and not problem,
         )
 
 
