@@ -17,6 +17,7 @@ SLOW = {
     "test_learner_corpus",  # 49 s: 100 learners' functions through the checker
     # 100 s under -n 2: 124 learners' functions drawn, each compiled once per prefix (2026-12-06)
     "test_explore::test_the_parting_step_and_both_carries_are_those_of_float64_loops",
+    "test_explore::test_every_named_numeric_mistake_parts_and_every_right_function_does_not",  # 15 s
     "test_notebook",  # 10 s: app.ipynb through nbclient, two kernels
     "test_stored_runs",  # 34 s: every stored run computed again
     # 11 s: exercise.ipynb through nbclient
