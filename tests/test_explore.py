@@ -184,11 +184,12 @@ def test_a_jitted_function_compiles_once_per_shape_and_never_for_a_move(model, c
         "scheduled_training_step": ("w0", -0.4),
         "pytree_training_step": ("b0", 0.9),
     }
+    n = 3  # few prefixes: each is a compile
     for task, fn in fns.items():
         with count_compiles() as first:
-            view = view_of(fn, task, model)
+            view = view_of(fn, task, model, N=n)
         assert view.view.path.jitted, task
-        assert len(first) >= QUALITY["N"], (task, len(first))  # one per prefix at least
+        assert len(first) >= n, (task, len(first))  # one per prefix at least
         for name in ("lr", "w0", moves[task][0]):
             with count_compiles() as compiles:
                 moved = view.inputs[name].value * 0.5
@@ -196,7 +197,7 @@ def test_a_jitted_function_compiles_once_per_shape_and_never_for_a_move(model, c
             assert view.view.path is not None and not view.view.path.problem
             assert compiles == [], (task, name, len(compiles))
         with count_compiles() as compiles:
-            view.inputs["N"].value = QUALITY["N"] + 1  # one new shape: one more prefix
+            view.inputs["N"].value = n + 1  # one new shape: one more prefix
         assert 1 <= len(compiles) <= 3, (task, len(compiles))
 
 
@@ -270,7 +271,8 @@ def test_bad_settings_are_named_or_fixed_with_a_notice(model):
         explore(right, task="scan_training_step", momentum=0.9)
     with pytest.raises(ValueError, match="task must be one of"):
         explore(right, task="adam_training_step")
-    view = explore(right, task="scan_training_step", background=False, lr=-1.0)
+    # A function the checker is quick with (it raises): this is about the settings.
+    view = explore(raises, task="scan_training_step", background=False, model=model, lr=-1.0)
     assert view.settings.lr > 0
     assert "lr" in view.notice.value
 

@@ -583,14 +583,22 @@ class Exploration:
 
 
 def explore(
-    fn, task: str | None = None, *, timeout: float = DEFAULT_TIMEOUT, background: bool = True, **settings
+    fn,
+    task: str | None = None,
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    model: Model | None = None,
+    background: bool = True,
+    **settings,
 ) -> Exploration:
     """Draw `fn`, a learner's function for one of the four exercises, beside the loop of the lesson.
 
     `task` names the exercise as `exercise` does (default: `fn`'s name, else its parameters);
     `settings` are the view's starting values by their names (lr, N, B, w0, and momentum,
     schedule or b0 for the exercises that read them); `timeout` is the seconds `fn` may take at
-    each move, and each check of the checker's. Returns the view; a notebook shows it."""
+    each move, and each check of the checker's; `model`, an explorer's `model`, shares its
+    compiled engine (a new one takes a few seconds to warm up). Returns the view; a notebook
+    shows it."""
     task, chosen = chosen_task(fn, task, "Drawn")
     unknown = [name for name in settings if name not in CONTROLS[task]]
     if unknown:
@@ -601,7 +609,14 @@ def explore(
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout < float("inf"):
         raise ValueError(f"timeout must be a finite positive number of seconds, got {timeout!r}"[:200])
     return Exploration(
-        fn, task, start, chosen=chosen, notices=notices, background=background, timeout=float(timeout)
+        fn,
+        task,
+        start,
+        chosen=chosen,
+        notices=notices,
+        background=background,
+        timeout=float(timeout),
+        model=model,
     )
 
 

@@ -72,6 +72,7 @@ SECONDS = {
     "test_room_browser": 128,
     "test_core_dtypes_and_compiles": 124,
     "test_lifecycle": 90,
+    "test_explore": 150,  # its corpus test alone 100 s of one process (2026-12-06, estimated)
     "test_explorer": 65,
     "test_accessibility": 64,
     "test_missed_updates": 62,
