@@ -24,7 +24,7 @@ from widgets.settings import sanitize
 
 # A stable lr (2 lr S < 1 for these batches), a start and a rate that no learner writes as a constant
 # (0, 0.5, 1, -1, 2 and 0.1, 0.125, 0.01, 0.05, 0.001), so that every mistake shows in the numbers.
-QUALITY = {"lr": 0.03, "N": 8, "B": 4, "w0": 0.3, "b0": -0.7, "momentum": 0.6}
+QUALITY = {"lr": 0.03, "N": 5, "B": 4, "w0": 0.3, "b0": -0.7, "momentum": 0.6}
 TASK_SETTINGS = {
     "scan_training_step": {},
     "momentum_training_step": {"optimizer": "momentum"},
@@ -253,6 +253,14 @@ def test_a_function_that_returns_nan_parts_at_step_one_with_a_notice(model):
     assert view.view.parted == 1
     assert "returned nan or an infinity" in view.notice.value
     assert "your w is nan" in view.sentence.value
+
+
+def test_paths_know_every_exercise_and_nothing_else():
+    from core.exercises import EXERCISES
+    from core.exercises.paths import TASKS as PATHS
+    from widgets.exercise import TASKS
+
+    assert PATHS == tuple(EXERCISES) == tuple(TASKS)
 
 
 def test_a_failed_report_ends_by_naming_explore_and_a_passed_one_does_not():

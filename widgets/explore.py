@@ -366,10 +366,14 @@ def parting_text(view: View) -> str:
     if not path.steps:
         sentences.append("Your loop is not drawn: the notice above says why; the lesson's loop is.")
     if path.timed_out:
+        why = (
+            "most of it compiling your function once for each step's shape, which is kept; the next "
+            "move goes further"
+            if path.jitted
+            else "each step is one more call of your function, on one more batch"
+        )
         sentences.append(
-            f"Drawn for the first {path.steps} of N = {path.wanted} steps: the time limit went by, most "
-            "of it compiling your function once for each step's shape, which is kept; the next move "
-            "goes further."
+            f"Drawn for the first {path.steps} of N = {path.wanted} steps: the time limit went by, {why}."
         )
     elif path.capped:
         sentences.append(
@@ -377,7 +381,7 @@ def parting_text(view: View) -> str:
             f"function, on the first k batches, so at most {PREFIX_CAP} are made; lower N to see the end."
         )
     if path.steps:
-        how = "through jax.jit" if path.jitted else "as it is: it cannot be jitted, so each call compiles"
+        how = "through jax.jit" if path.jitted else "as it is: it cannot be jitted"
         sentences.append(f"Your function's {path.steps} calls took {path.seconds:.2g} s ({how}).")
     return " ".join(sentences)
 

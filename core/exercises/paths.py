@@ -7,11 +7,15 @@ once and kept, so that a jittable function is compiled once per shape (each k is
 again for another lr, w0, momentum or b0, which are traced; a function that cannot be jitted is
 called as it is. Every call runs in the learner's sandbox (core.exercises.sandbox) under one time
 limit for the whole path; whatever the function raises, returns or however long it runs is told in
-the learner's words (`LearnerPath.problem`), with the steps computed before it.
+the learner's words (`LearnerPath.problem`), with the steps computed before it. Once a shape's path
+has gone call by call, `LearnerLoop.prepare` compiles one program of every prefix, and later paths
+of that shape are one call of it (compiled XLA: no Python of the learner's runs, so no sandbox).
 """
 
 from __future__ import annotations
 
+import collections
+import threading
 import time
 from typing import NamedTuple
 
@@ -23,11 +27,15 @@ from core.exercises.reading import read, read_params
 from core.exercises.report import DEFAULT_TIMEOUT, TOLERANCE
 from core.exercises.sandbox import describe_error, limited, too_slow
 
-PREFIX_CAP = 100
+PREFIX_CAP = 50
 """The most prefix runs one path makes. Measured on this project's 2-core machine (benchmarks.explore
-and docs/performance.md): a jitted scan's first path at N = 100, B = 16 takes 2.6 s, one compile per
-prefix, and a Python loop over the batches (not jittable) 0.57 s, where N = 200 takes 2.2 s for the
-loop (its work grows as N squared) and over 5 s for the compiles."""
+and docs/performance.md): a jitted scan's first path takes about 26 ms a prefix, one compile each
+(N = 100: 2.6 s alone, and 10 s for 57 of them in JupyterLab beside the explorer's stability map),
+and a Python loop over the batches (not jittable) 0.57 s at N = 100, 2.2 s at N = 200 (its work
+grows as N squared). 50 keeps a first path near a second, where a visitor waits for it."""
+
+PROGRAMS_KEPT = 8
+"""How many shapes' programs of every prefix (`LearnerLoop.prepare`) a LearnerLoop keeps."""
 
 TASKS = (
     "scan_training_step",
@@ -35,7 +43,8 @@ TASKS = (
     "scheduled_training_step",
     "pytree_training_step",
 )
-"""The exercises whose functions a path calls, by the function each asks for."""
+"""The exercises whose functions a path calls, by the function each asks for (core.exercises.EXERCISES'
+keys, which import this module; tests/test_explore.py checks they agree)."""
 
 LEAVES = {"pytree_training_step": ("w", "b")}
 """An exercise's carry's leaves, in the order a path holds them, where not ("w",)."""
@@ -73,7 +82,8 @@ class LearnerPath(NamedTuple):
 
     @property
     def capped(self) -> bool:
-        """Whether the path stops at PREFIX_CAP steps (or the caller's cap) before N."""
+        """Whether the path stops before N with nothing wrong: at PREFIX_CAP (or the caller's cap), or
+        cut by the time limit (`timed_out`)."""
         return not self.problem and self.steps < self.wanted
 
 
@@ -82,7 +92,7 @@ class NotPlain(Exception):
 
 
 def batches_text(k: int) -> str:
-    """ "the first batch", "the first 3 batches"."""
+    """The first k batches in words: "the first batch", "the first 3 batches"."""
     return "the first batch" if k == 1 else f"the first {k} batches"
 
 
@@ -104,7 +114,10 @@ class LearnerLoop:
         self._jitted = jax.jit(fn)
         self.jittable: bool | None = None  # None until the first call says
         self._on_numpy: bool | None = None  # called as it is: whether NumPy arrays do (`_call`)
-        self._programs = {}  # the inputs' shapes -> `prepare`'s compiled program, None if it has none
+        # The inputs' shapes -> `prepare`'s compiled program (None: that shape has none), the last
+        # PROGRAMS_KEPT used: each holds N scans' code, and a visitor may try many N and B.
+        self._programs: collections.OrderedDict = collections.OrderedDict()
+        self._lock = threading.Lock()
 
     def _inputs(self, start: dict, lr, momentum, x, y, steps: int) -> dict:
         """Every array the function's calls read, as NumPy arrays, cut to the first `steps` batches."""
@@ -182,10 +195,16 @@ class LearnerLoop:
         inputs = self._inputs(start, lr, momentum, np.asarray(x_batches, np.float32),
                               np.asarray(y_batches, np.float32), steps)  # fmt: skip
         key = self._shapes(inputs)
-        if key not in self._programs:
+        with self._lock:
+            known = key in self._programs
+        if not known:
             ended, compiled = limited(lambda: jax.jit(self._program(steps)).lower(inputs).compile(), timeout)
-            self._programs[key] = compiled if ended == "ran" else None
-        return self._programs[key] is not None
+            with self._lock:
+                self._programs[key] = compiled if ended == "ran" else None
+                while len(self._programs) > PROGRAMS_KEPT:
+                    self._programs.popitem(last=False)
+        with self._lock:
+            return self._programs.get(key) is not None
 
     def _call(self, arguments):
         """The function on `arguments` (NumPy arrays): through its jit while it can be jitted (the
@@ -254,7 +273,11 @@ class LearnerLoop:
         wanted = int(x.shape[0])
         steps = min(wanted, int(cap))
         inputs = self._inputs(start, lr, momentum, x, y, steps)
-        program = self._programs.get(self._shapes(inputs))
+        key = self._shapes(inputs)
+        with self._lock:  # `prepare` may be adding one on another thread
+            program = self._programs.get(key)
+            if program is not None:
+                self._programs.move_to_end(key)
         outputs = []
 
         def work():
