@@ -15,7 +15,7 @@ MARKS = {
 # under `-n 2` on this 2-core machine while another suite ran (2026-12-05).
 SLOW = {
     "test_learner_corpus",  # 49 s: 100 learners' functions through the checker
-    # 100 s under -n 2: 124 learners' functions drawn, each compiled once per prefix (2026-12-06)
+    # 45 s: 124 learners' functions drawn, each compiled once per prefix (2026-12-06)
     "test_explore::test_the_parting_step_and_both_carries_are_those_of_float64_loops",
     "test_explore::test_every_named_numeric_mistake_parts_and_every_right_function_does_not",  # 15 s
     "test_notebook",  # 10 s: app.ipynb through nbclient, two kernels
@@ -72,7 +72,7 @@ SECONDS = {
     "test_room_browser": 128,
     "test_core_dtypes_and_compiles": 124,
     "test_lifecycle": 90,
-    "test_explore": 150,  # its corpus test alone 100 s of one process (2026-12-06, estimated)
+    "test_explore": 60,  # its corpus tests alone about 45 s of one process (2026-12-06)
     "test_explorer": 65,
     "test_accessibility": 64,
     "test_missed_updates": 62,
