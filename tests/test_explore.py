@@ -340,13 +340,13 @@ def test_the_explorer_draws_a_step_on_its_trajectory_and_landscape_as_explore_do
     assert explorer.result.yours.parted == alone.view.parted == 2
     np.testing.assert_array_equal(explorer.result.yours.carries, alone.view.path.carries)
     where = parting_text(alone.view).split(" Your function's")[0]  # the same but the calls' time
-    assert where.startswith("They part at step 2") and where in html.unescape(explorer.yours_words.value)
+    assert where.startswith("They part at step 2") and where in html.unescape(explorer.yours.words.value)
     trajectory = {t.name: t for t in explorer.figures["trajectory"].figure().data}
     np.testing.assert_allclose(trajectory["w, your loop"].y, alone.view.path.carries[:, 0])
     assert trajectory["where they part"].x == (2,)
     landscape = {t.name: t for t in explorer.figures["landscape"].figure().data}
     assert landscape["where they part"].x == (alone.view.path.carries[2, 0],)
-    explorer._compiler.submit(lambda: None).result()  # the one program of every prefix, compiled
+    explorer.yours.wait()  # the one program of every prefix, compiled
     with count_compiles() as compiles:
         for lr in (0.02, 0.025):
             explorer.inputs["lr"].value = lr
@@ -357,7 +357,7 @@ def test_the_explorer_draws_a_step_on_its_trajectory_and_landscape_as_explore_do
     # sentence says what to set.
     explorer.inputs["model"].value = "w,b"
     assert explorer.result.yours is None
-    assert "set model w" in explorer.yours_words.value
+    assert "set model w" in explorer.yours.words.value
     plane = {t.name: t for t in explorer.figures["plane"].figure().data}
     assert plane["path, your loop"].visible is False
 
@@ -370,7 +370,7 @@ def test_a_served_explorer_never_runs_a_step():
     note = explorer.draw_step(lambda w, lr, x_batches, y_batches: calls.append(w) or w)
     assert "JupyterLab" in note._repr_html_()
     assert calls == [] and explorer.result.yours is None
-    assert explorer.yours_words is None  # no widget of it on a served page
+    assert explorer.yours is None  # no widget of it on a served page
 
 
 def test_a_path_cut_by_the_time_limit_draws_its_first_steps_and_says_so(model):

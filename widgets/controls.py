@@ -13,11 +13,24 @@ from __future__ import annotations
 
 import contextlib
 import math
+from itertools import chain
 
 import ipywidgets as ipw
 from traitlets import TraitError, validate
 
-from widgets.settings import CHOICES, DEFAULTS, PRESETS, RANGES
+from widgets.settings import (
+    CHOICES,
+    DEFAULTS,
+    FLAGS,
+    GENERATED_FIELDS,
+    LEAF_FIELDS,
+    PRESETS,
+    RANGES,
+    Settings,
+    momentum_used,
+    of_rows,
+    reads,
+)
 
 PINNED = ("min", "max", "base", "step", "options", "_options_labels")
 """Traits a visitor could change that must stay as the kernel set them."""
@@ -239,6 +252,26 @@ def controls() -> dict:
             button_width="11em",  # "lr × momentum" in full, in the projector's larger text too
         ),
     }
+
+
+def show_used(inputs: dict, settings: Settings, hide, momentum_note, flag_notes: dict) -> None:
+    """Show the controls `settings` read, the rest hidden (and those in `hide`): momentum is
+    disabled, with its reason (`momentum_note`) under it, while it changes nothing on the page; the
+    controls of the model's leaves, generated data's, or data of rows' flags with their notes."""
+    used = momentum_used(settings)
+    inputs["momentum"].disabled = not used
+    momentum_note.layout.display = None if not used and "momentum" not in hide else "none"
+    rows = of_rows(settings)
+    for name in {*chain(*LEAF_FIELDS.values()), *GENERATED_FIELDS, *FLAGS}:
+        shown = (
+            name not in hide
+            and reads(settings, name)
+            and not (name in GENERATED_FIELDS and rows)
+            and not (name in FLAGS and not rows)
+        )
+        inputs[name].layout.display = None if shown else "none"
+        if name in flag_notes:
+            flag_notes[name].layout.display = None if shown else "none"
 
 
 def preset_buttons() -> dict:

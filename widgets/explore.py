@@ -17,33 +17,25 @@ from __future__ import annotations
 import concurrent.futures
 import html
 import threading
-from typing import NamedTuple
 
 import ipywidgets as ipw
 import numpy as np
 
-from core.exercises.paths import PREFIX_CAP, TOLERANCE, LearnerLoop, LearnerPath, batches_text, parting
+from core.exercises.paths import LearnerLoop, batches_text
 from core.exercises.report import DEFAULT_TIMEOUT, num
 from widgets.chart import COLORS, NONE, PARTING_MARKER, TITLED_MARGIN, YOURS, Chart, base_layout, plottable
 from widgets.controls import controls, pin
 from widgets.exercise import TASKS, chosen_task
 from widgets.layout import side_by_side
-from widgets.model import Model, Result, overlaid
-from widgets.settings import DEFAULTS, Settings, leaves, sanitize
+from widgets.model import Model
+from widgets.settings import DEFAULTS, Settings, sanitize
 from widgets.stability import on_loop, running_loop
 from widgets.surface import surface_maker
+from widgets.your_loop import TASK_SETTINGS, View, carry_text, lesson_view, not_a_number, parting_text, walk
 
 START = DEFAULTS._replace(lr=0.01, N=40, B=16, w0=0.0, loss="sum")
 """Where `explore` starts: the explorer's data and a stable lr, over few enough steps that a
 jittable function's first compiles (one per step) take about a second."""
-
-TASK_SETTINGS = {
-    "scan_training_step": {"model": "w"},
-    "momentum_training_step": {"model": "w", "optimizer": "momentum", "schedule": "constant"},
-    "scheduled_training_step": {"model": "w", "optimizer": "sgd", "schedule": "cosine"},
-    "pytree_training_step": {"model": "w,b"},
-}
-"""What each exercise's lesson loop is, in the explorer's settings (`fits` says when they run it)."""
 
 CONTROLS = {
     "scan_training_step": ("lr", "N", "B", "w0"),
@@ -58,93 +50,6 @@ WAIT_S = 0.15
 function's 40 steps take a few ms once compiled, and are drawn with it in one message."""
 
 LESSON = COLORS["sum"]
-
-
-class View(NamedTuple):
-    """What the view draws: the lesson's run and, once computed, the learner's path.
-
-    result: widgets.model's Result of the settings (the lesson's loop is its `lesson` run).
-    lesson: float64 (N + 1, leaves): the lesson's carry after each step, row 0 the start.
-    losses: float64 (N,): the lesson's batch loss at each step's starting carry.
-    x, y: float32 (N, B): the batches both loops read.
-    path: the learner's LearnerPath, or None while it is computed.
-    parted: the first step at which the carries part (core.exercises.paths.parting), or None.
-    your_losses: float64 (steps,): the learner's batch losses (`batch_losses`), empty without a path.
-    """
-
-    result: Result
-    lesson: np.ndarray
-    losses: np.ndarray
-    x: np.ndarray
-    y: np.ndarray
-    path: LearnerPath | None = None
-    parted: int | None = None
-    your_losses: np.ndarray = np.zeros(0)
-
-    @property
-    def leaves(self) -> tuple:
-        return leaves(self.result.settings)
-
-
-def batch_losses(carries: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """float64 (steps,): each batch's sum loss at the carry (a row of `carries`, (steps + 1, leaves):
-    w, or w and b) its step started from."""
-    carries = carries[:-1]
-    n = min(len(carries), len(x))
-    x, y = x[:n].astype(np.float64), y[:n].astype(np.float64)
-    fitted = carries[:n, :1] * x + (carries[:n, 1:2] if carries.shape[1] == 2 else 0.0)
-    with np.errstate(over="ignore", invalid="ignore"):
-        return np.sum((fitted - y) ** 2, axis=1)
-
-
-OVERLAID = ("momentum_training_step", "scheduled_training_step")
-"""The exercises whose lesson's loop is the explorer's overlaid run (the momentum optimizer's, a
-schedule's), not plain SGD's."""
-
-
-def fits(settings: Settings, task: str) -> str:
-    """ "" when `settings` run the loop of `task`'s exercise, else what to set so that they do (the
-    explorer's controls may run another: Explorer(step=fn))."""
-    s, model = settings, "w,b" if task == "pytree_training_step" else "w"
-    if s.model != model:
-        return f"model {model.replace(',', ', ')}"
-    if task == "momentum_training_step" and (s.optimizer, s.schedule) != ("momentum", "constant"):
-        return "optimizer momentum, schedule constant"
-    if task == "scheduled_training_step" and (s.optimizer != "sgd" or s.schedule == "constant"):
-        return "optimizer sgd and a schedule other than constant"
-    return ""
-
-
-def lesson_view(result: Result, task: str, x, y) -> View:
-    """The lesson's loop of `task`'s exercise in `result` (its settings `fits` it), on the float32
-    (N, B) batches x and y: the overlaid run for momentum and a schedule, plain SGD's else, both
-    under the sum loss."""
-    run = (
-        result.optimized["sum"] if task in OVERLAID and overlaid(result.settings) else result.histories["sum"]
-    )
-    lesson = np.stack([np.asarray(run.params[leaf], np.float64) for leaf in leaves(result.settings)], axis=1)
-    return View(result, lesson, np.asarray(run.losses, np.float64), np.asarray(x), np.asarray(y))
-
-
-def walk(loop: LearnerLoop, view: View, timeout: float, prepare) -> View:
-    """`view` with `loop`'s path on its batches and where it parts from the lesson's. `prepare`
-    is called with `loop.prepare` and its arguments when the path went call by call through jit
-    (core.exercises.paths: one program for every prefix of these shapes, for the next moves)."""
-    s = view.result.settings
-    rates = s.lr
-    if loop.task == "scheduled_training_step":
-        schedule = view.result.schedule
-        rates = schedule if schedule is not None else np.full(s.N, s.lr, np.float32)
-    arguments = ({leaf: getattr(s, f"{leaf}0") for leaf in view.leaves}, rates, view.x, view.y)
-    options = {"momentum": s.momentum, "timeout": timeout}
-    path = loop.path(*arguments, **options)
-    if path.jitted and not path.problem and not path.programmed:
-        prepare(loop.prepare, *arguments, **options)
-    return view._replace(
-        path=path,
-        parted=parting(path.carries, view.lesson),
-        your_losses=batch_losses(path.carries, view.x, view.y),
-    )
 
 
 def _mark(view: View, values) -> dict:
@@ -308,84 +213,6 @@ class PlaneChart(Chart):
         return {"x": [float(view.path.carries[k, 0])], "y": [float(view.path.carries[k, 1])]}
 
 
-def not_a_number(view: View) -> int | None:
-    """The first step after which the learner's carry is not a finite number while the lesson's is,
-    or None."""
-    if view.path is None:
-        return None
-    steps = min(len(view.path.carries), len(view.lesson))
-    yours = np.all(np.isfinite(view.path.carries[:steps]), axis=1)
-    lesson = np.all(np.isfinite(view.lesson[:steps]), axis=1)
-    found = np.flatnonzero(~yours & lesson)
-    return int(found[0]) if found.size else None
-
-
-def _carry_text(values, names) -> str:
-    """A carry as the sentence says it: "w = 0.64", or "{'w': 0.48, 'b': 0.2}"."""
-    if len(names) == 1:
-        return num(values[0])
-    return "{" + ", ".join(f"'{name}': {num(v)}" for name, v in zip(names, values, strict=True)) + "}"
-
-
-def _row_text(row, shown: int = 4) -> str:
-    values = ", ".join(f"{float(v):.4g}" for v in row[:shown])
-    return f"[{values}{', …' if len(row) > shown else ''}]"
-
-
-def parting_text(view: View) -> str:
-    """The sentence under the charts, in plain text: where the learner's loop parts from the
-    lesson's, with both carries and the batch of that step, or that they never part over the steps
-    drawn; and how the path was drawn (capped, its time)."""
-    path, names = view.path, view.leaves
-    if path is None:
-        return f"Running your function on the first k batches, for k = 1 to {min(len(view.x), PREFIX_CAP)}…"
-    what = "w" if len(names) == 1 else "params"
-    sentences = []
-    k = view.parted
-    if k is not None:
-        yours, lesson = path.carries[k], view.lesson[k]
-        verb = "is" if len(names) == 1 else "are"
-        sentences.append(
-            f"They part at step {k}: after {batches_text(k)} your {what} {verb} {_carry_text(yours, names)}; "
-            f"the loop's {verb} {_carry_text(lesson, names)}."
-        )
-        before = _carry_text(path.carries[k - 1], names)
-        sentences.append(
-            f"Step {k} read batch {k}, x = {_row_text(view.x[k - 1])}, y = {_row_text(view.y[k - 1])}, "
-            + (
-                f"from the start, {what} = {before}."
-                if k == 1
-                else f"from your {what} = {before} (the loop's: {_carry_text(view.lesson[k - 1], names)})."
-            )
-        )
-    elif path.steps:
-        sentences.append(
-            f"Your loop and the lesson's never part: their carries agree after each of the {path.steps} "
-            f"steps drawn (to the checker's tolerance, {TOLERANCE:g} of the value)."
-        )
-    if not path.steps:
-        sentences.append("Your loop is not drawn: the notice above says why; the lesson's loop is.")
-    if path.timed_out:
-        why = (
-            "most of it compiling your function once for each step's shape, which is kept; the next "
-            "move goes further"
-            if path.jitted
-            else "each step is one more call of your function, on one more batch"
-        )
-        sentences.append(
-            f"Drawn for the first {path.steps} of N = {path.wanted} steps: the time limit went by, {why}."
-        )
-    elif path.capped:
-        sentences.append(
-            f"Drawn for the first {path.steps} of N = {path.wanted} steps: step k is one more call of your "
-            f"function, on the first k batches, so at most {PREFIX_CAP} are made; lower N to see the end."
-        )
-    if path.steps:
-        how = "through jax.jit" if path.jitted else "as it is: it cannot be jitted"
-        sentences.append(f"Your function's {path.steps} calls took {path.seconds:.2g} s ({how}).")
-    return " ".join(sentences)
-
-
 class Exploration:
     """The view of `explore(fn)`: sliders, the charts of both loops, the sentence where they part,
     the checker's named mistake. `widget` is what a notebook shows (the object itself displays it).
@@ -539,7 +366,7 @@ class Exploration:
         if lost is not None:
             problems.append(
                 f"After {batches_text(lost)} your function returned {num(float('nan'))} or an infinity, "
-                f"where the lesson's loop has a number ({_carry_text(view.lesson[lost], view.leaves)})."
+                f"where the lesson's loop has a number ({carry_text(view.lesson[lost], view.leaves)})."
             )
         self._show_notices(problems)
 

@@ -11,29 +11,32 @@ widgets.layout.
 
 from __future__ import annotations
 
-import concurrent.futures
 import contextlib
 import html
 import os
-from itertools import chain
 
 import ipywidgets as ipw
 from IPython.display import HTML
 
-from core.exercises import DEFAULT_TIMEOUT, LearnerLoop
 from widgets.access import Access
 from widgets.axes import RANGE_PAD
 from widgets.batch import Batch, batched
 from widgets.code import CODE, FAST, LESSON, chart_code
-from widgets.controls import controls, defaults_button, momentum_note, pin, preset_buttons, standardize_button
-from widgets.exercise import chosen_task
-from widgets.explore import TASK_SETTINGS, fits, lesson_view, parting_text, walk
+from widgets.controls import (
+    controls,
+    defaults_button,
+    momentum_note,
+    pin,
+    preset_buttons,
+    show_used,
+    standardize_button,
+)
 from widgets.export import ExportBar
 from widgets.figures import CHARTS
 from widgets.heap import return_freed_memory
 from widgets.hood import UnderTheHood
 from widgets.layout import BESIDE, BESIDE_PROJECTOR, control_panel, for_view, page_css, side_by_side, words
-from widgets.model import Model, Result, Yours
+from widgets.model import Model, Result
 from widgets.own_data import REPLACE_WHY, STANDARDIZE_WHY, OwnData
 from widgets.playback import Playback
 from widgets.preheat import wait_for_request
@@ -42,16 +45,11 @@ from widgets.script import training_script
 from widgets.settings import (
     DEFAULT_PRESENTATION,
     DEFAULTS,
-    FLAGS,
-    GENERATED_FIELDS,
-    LEAF_FIELDS,
     PRESETS,
     Presentation,
     Settings,
-    momentum_used,
     of_rows,
     page_request,
-    reads,
     sanitize,
     to_query,
 )
@@ -59,6 +57,7 @@ from widgets.stability import StabilityPanel
 from widgets.still import Stilled, controls_still, page_still
 from widgets.surface import plain_text, plotly_url, send, surface_maker
 from widgets.words import CAPTIONS, REGIME_WORDS, alt_text, caption, notices_html, status_html, step_html
+from widgets.your_loop import SERVED_NOTE, YourLoop
 
 
 def _note(text: str) -> ipw.HTML:
@@ -83,8 +82,7 @@ class Explorer:
 
     `model` shares a warmed-up `Model`; `plotly_js` is where the page serves Plotly.js
     (`widgets.surface.plotly_url`; None: each chart brings it); `background=False` computes the
-    map in the callback itself; `step`, a learner's function for one of the exercises, is drawn
-    over the lesson's loop on the trajectory and the landscape (`draw_step`, in a notebook only)."""
+    map in the callback itself; a learner's function `step` is drawn as `draw_step` draws it."""
 
     def __init__(
         self,
@@ -99,13 +97,7 @@ class Explorer:
         step=None,
     ):
         self.model = model if model is not None else Model()
-        # A learner's function drawn over the lesson's loop (`draw_step`): (its LearnerLoop, its
-        # exercise), and the view of its last path (widgets.explore.View), or None.
-        self._yours, self._yours_view = None, None
-        self._compiler = None  # the thread that compiles a path's one program (core.exercises.paths)
-        # Where they part, in words, above the trajectory; made with the first learner's function
-        # (a widget made is a model sent to every page).
-        self.yours_words: ipw.HTML | None = None
+        self.yours: YourLoop | None = None  # a learner's function over the lesson's loop (`draw_step`)
         # The N and B the visitor chose, which data of rows may lower (`_checked`).
         self.chosen = (settings.N, settings.B)
         settings, problems = self._checked(settings._asdict())
@@ -119,9 +111,7 @@ class Explorer:
         )
         self.batch = Batch()  # each callback's widget changes go to the page as one message
         self.access = Access()  # names and keyboard access ipywidgets' views lack (widgets/access.js)
-        if step is not None:
-            settings = self._take(step, settings)
-        self.result: Result = self._with_yours(self.model.compute(settings))
+        self.result: Result = self._compute(settings)
         self.base_url = base_url
         self.step = settings.N  # playback position: the weight after this many steps
 
@@ -142,9 +132,6 @@ class Explorer:
         self.notice = ipw.HTML()
         self.standardize_button = standardize_button()
         self.words = words(self.notice, self.status, self.standardize_button, self._on_projector)
-        if self._yours is not None:  # a page without a learner's function has no widget for it
-            self.words.children = (*self.words.children, self.yours_words)
-            self._say_yours()
         # A control's notice again under the controls, where the value was typed: the words above
         # the trajectory may be scrolled far out of view by then. A link's notices are the words'.
         self.control_notice = ipw.HTML(layout={"display": "none"})
@@ -207,6 +194,8 @@ class Explorer:
         self.exports.with_view.observe(self._on_with_view, names="value")
         self.csv_button.on_click(lambda _: self._export("csv"))
         self.html_button.on_click(lambda _: self._export("html"))
+        if step is not None:
+            self.draw_step(step)
 
     @classmethod
     def from_environment(cls) -> Explorer:
@@ -456,7 +445,7 @@ class Explorer:
         previous = self.result.settings
         if settings == previous and not notices and not new_data:
             return  # e.g. the browser echoing a value it rounded
-        self.result = self._with_yours(self.model.compute(settings))
+        self.result = self._compute(settings)
         if settings.N != previous.N:
             self._set_step_range(settings.N)
         self._render(settings.loss)
@@ -548,7 +537,6 @@ class Explorer:
                 self._describe(name, view, words)
         for name, text in self.captions.items():
             text.value = html.escape(caption(name, self.result, view))
-        self._say_yours()
 
     def _describe(self, name: str, view: str, words: str) -> None:
         """A chart's text alternative: its title, its caption's numbers, and the run in `words`."""
@@ -559,72 +547,24 @@ class Explorer:
         title = plain_text(figure.get("title.text") or "")
         figure.alt = alt_text(title, caption(name, self.result, view), words)
 
-    # A learner's loop -------------------------------------------------------------------------
-
     def draw_step(self, fn):
-        """Draw `fn`, a learner's function for one of the four exercises (chosen as `exercise`
-        chooses), over the lesson's loop on the trajectory and the landscape at every move, with
-        the sentence of where they part above the trajectory (widgets.explore); the settings move
-        to that exercise's loop when they run another. Returns both charts again, under that
-        sentence, to show where the call is. A served page (the dashboard) never runs a visitor's
-        code: there it draws nothing and returns a note saying where it runs."""
+        """Draw `fn`, a learner's function for one of the exercises, over the lesson's loop at every
+        move (widgets.your_loop.YourLoop); returns the trajectory and landscape under the sentence
+        of where they part. A served page (the dashboard) runs no visitor's code: it says so."""
         if self.stills:  # markup, not a widget: no model more for every visitor's page
-            return HTML(
-                "<p><i>A loop of your own is drawn in a notebook: open the lesson in JupyterLab "
-                "(<code>make lab</code>), where this cell draws it on the charts.</i></p>"
-            )
-        settings = self._take(fn, self.settings)
+            return HTML(SERVED_NOTE)
+        self.yours = YourLoop(fn, self.words, self.yours)
+        settings = self.yours.settings(self.settings)
         with self._quietly():
             for name, widget in self.inputs.items():
                 widget.value = getattr(settings, name)
         self._on_input(new_data=True)
-        landscape = "plane" if settings.model == "w,b" else "landscape"
-        charts = side_by_side([self.figures["trajectory"], self.figures[landscape]], beside=self.beside)
-        return for_view(ipw.VBox([self.yours_words, charts]), self._on_projector)
+        return self.yours.shown(self.figures, self.beside, self._on_projector)
 
-    def _take(self, fn, settings: Settings) -> Settings:
-        """Take `fn` as the learner's function; `settings` moved to its exercise's loop if they run
-        another (widgets.explore.TASK_SETTINGS)."""
-        task, _ = chosen_task(fn, None, "Drawn")
-        self._yours = (LearnerLoop(fn, task), task)
-        if self.yours_words is None:
-            self.yours_words = ipw.HTML()
-            self.yours_words.add_class("scanlab-parting")
-        words = getattr(self, "words", None)  # made after a `step` given to __init__ is taken
-        if words is not None and self.yours_words not in words.children:
-            words.children = (*words.children, self.yours_words)
-        if self._compiler is None:
-            self._compiler = concurrent.futures.ThreadPoolExecutor(1, "explorer-compile")
-        return settings._replace(**TASK_SETTINGS[task]) if fits(settings, task) else settings
-
-    def _with_yours(self, result: Result) -> Result:
-        """`result` with the learner's loop on its batches (`Result.yours`), when there is one and
-        the settings run its exercise's loop."""
-        self._yours_view = None
-        if self._yours is None:
-            return result
-        loop, task = self._yours
-        if fits(result.settings, task):
-            return result
-        lesson = lesson_view(result, task, *self.model.batches(result.settings))
-        self._yours_view = view = walk(loop, lesson, DEFAULT_TIMEOUT, self._compiler.submit)
-        return result._replace(yours=Yours(view.path.carries, view.parted))
-
-    def _say_yours(self) -> None:
-        """The sentence of where the learner's loop parts from the lesson's, or what keeps it from
-        being drawn; hidden without a learner's function."""
-        if self._yours is None:
-            return
-        loop, task = self._yours
-        name = getattr(loop.fn, "__name__", "") or "your function"
-        view, need = self._yours_view, fits(self.settings, task)
-        if need:
-            text = f"Your loop, {name}, is drawn while the explorer runs its exercise's loop: set {need}."
-        else:
-            text = parting_text(view)
-            if view.path.problem:
-                text = f"⚠ {view.path.problem} {text}"
-        self.yours_words.value = f"<p><b>Your loop</b> ({html.escape(task)}): {html.escape(text)}</p>"
+    def _compute(self, settings: Settings) -> Result:
+        """The run of `settings`, with the learner's loop beside it when there is one."""
+        result = self.model.compute(settings)
+        return result if self.yours is None else self.yours.beside(result, self.model.batches(settings))
 
     # Words ------------------------------------------------------------------------------------
 
@@ -637,23 +577,7 @@ class Explorer:
         self.notice.value = notices_html(notices)
         self.control_notice.value = text = notices_html(notices) if from_controls else ""
         self.control_notice.layout.display = None if text else "none"  # no empty row in the panel
-        # momentum is disabled, with its reason under it, while it changes nothing on the page.
-        used = momentum_used(self.settings)
-        self.inputs["momentum"].disabled = not used
-        shown = not used and "momentum" not in self.presentation.hide
-        self.momentum_note.layout.display = None if shown else "none"
-        # The controls of the model's leaves; generated data's, or data of rows' flags.
-        rows = of_rows(self.settings)
-        for name in {*chain(*LEAF_FIELDS.values()), *GENERATED_FIELDS, *FLAGS}:
-            shown = (
-                name not in self.presentation.hide
-                and reads(self.settings, name)
-                and not (name in GENERATED_FIELDS and rows)
-                and not (name in FLAGS and not rows)
-            )
-            self.inputs[name].layout.display = None if shown else "none"
-            if name in self.flag_notes:
-                self.flag_notes[name].layout.display = None if shown else "none"
+        show_used(self.inputs, self.settings, self.presentation.hide, self.momentum_note, self.flag_notes)
         self.own_data.show(self.settings)
         offered = self.result.standardized_lr is not None and "standardize" not in self.presentation.hide
         self.standardize_button.layout.display = None if offered else "none"
