@@ -183,14 +183,14 @@ lint: $(VENV)/.installed-test
 lock:
 	tools/lock.sh
 
-# Plotly.js's cartesian bundle (vendor/plotly.js/), of the version plotly.py ships: after an upgrade of
+# Plotly.js's cartesian bundle (widgets/vendor/plotly.js/), of the version plotly.py ships: after an upgrade of
 # plotly, this fetches the matching one from the npm registry (a test fails until it is run).
 plotly-js: $(VENV)/.installed-run
 	@version=$$($(BIN)/python -c 'import plotly.offline; print(plotly.offline.get_plotlyjs_version())') && \
 	  work=$$(mktemp -d) && cd $$work && npm pack -s plotly.js-cartesian-dist-min@$$version && \
 	  tar xzf plotly.js-cartesian-dist-min-$$version.tgz && \
-	  cp package/plotly-cartesian.min.js package/LICENSE $(CURDIR)/vendor/plotly.js/ && rm -rf $$work && \
-	  echo "vendor/plotly.js/plotly-cartesian.min.js: plotly.js $$version"
+	  cp package/plotly-cartesian.min.js package/LICENSE $(CURDIR)/widgets/vendor/plotly.js/ && rm -rf $$work && \
+	  echo "widgets/vendor/plotly.js/plotly-cartesian.min.js: plotly.js $$version"
 
 # Move deploy/jupyterhub's image pin to the newest commit that changed what the image runs
 # (tools/hub_pin.py; tests/test_deploy.py fails while the pin is stale). Commit deploy/ after.
@@ -242,9 +242,15 @@ $(VENV)/.installed-test: requirements-test.lock $(VENV)/.installed-run
 	@$(call compile_oo,-j0 $(VENV)/lib)
 	@touch $@
 
+# In a git checkout, notebooks go into commits without outputs or widget state (.gitattributes): git
+# runs nbstripout on each one it stores, keeping cell ids (its own --install would renumber them).
+NBSTRIPOUT = "$(abspath $(VENV))/bin/python" -m nbstripout --keep-id
 $(VENV)/.installed-lab: requirements-lab.lock $(VENV)/.installed-run
 	@echo "Adding JupyterLab (make lab, make class, the exercise's tests) to $(VENV): about 50 MB, in"
 	@echo "seconds once downloaded; the dashboard's packages stay as they are."
 	@$(PIP) install -r requirements-lab.lock
 	@$(call compile_oo,-j0 $(VENV)/lib)
+	@if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then \
+	  git config filter.nbstripout.clean '$(NBSTRIPOUT)' && git config filter.nbstripout.smudge cat && \
+	  git config diff.ipynb.textconv '$(NBSTRIPOUT) -t'; fi
 	@touch $@

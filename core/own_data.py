@@ -14,7 +14,7 @@ import io
 import math
 import numbers
 import re
-from pathlib import Path
+from importlib import resources
 from typing import NamedTuple
 
 import jax.numpy as jnp
@@ -35,7 +35,7 @@ several: a file that uses ";" writes its decimal commas with ",", so ";" goes fi
 EXAMPLE_TITLE = "Household income and food spending, Belgium, 1850s (235 households)"
 """What the example data set is, in a few words for the page."""
 
-_EXAMPLE_PATH = Path(__file__).resolve().parent.parent / "data" / "engel.csv"
+_EXAMPLE = "datasets/engel.csv"  # inside the package, read with importlib.resources
 
 # Plain decimals with an optional exponent: float() alone would also take "1_000", "nan" and
 # "infinity", which are reported on their own.
@@ -457,14 +457,15 @@ def batches_from_rows(x, y, n, b, *, seed, replace=False, standardize=False, dty
 
 
 def load_example() -> Table:
-    """The example data set (data/engel.csv): Engel's food expenditure data, 235 Belgian working
-    class households of the 1850s, x = yearly income and y = yearly food expenditure, both in
-    thousands of Belgian francs (the file's francs divided by 1000, so that x is of order 1, as the
-    generated data are). Its least-squares line is close to y = 0.485*x + 0.147, R^2 = 0.83.
+    """The example data set (datasets/engel.csv in this package, its source and licence in
+    datasets/README.md): Engel's food expenditure data, 235 Belgian working class households of
+    the 1850s, x = yearly income and y = yearly food expenditure, both in thousands of Belgian
+    francs (the file's francs divided by 1000, so that x is of order 1, as the generated data are).
+    Its least-squares line is close to y = 0.485*x + 0.147, R^2 = 0.83.
 
     Returns a `Table` with names ("income", "food"), float64 arrays of shape (235,).
     """
-    table = parse_csv(_EXAMPLE_PATH.read_bytes())
+    table = parse_csv(resources.files("core").joinpath(_EXAMPLE).read_bytes())
     values = table.values / 1000.0
     values.flags.writeable = False
     names = ("income", "food")

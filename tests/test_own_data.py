@@ -244,12 +244,12 @@ def test_a_parsed_table_feeds_the_batches():
 
 
 def test_the_example_is_the_shipped_file_in_thousands_of_francs():
-    path = ROOT / "data" / "engel.csv"
+    path = ROOT / "core" / "datasets" / "engel.csv"
     assert path.stat().st_size <= 100_000
     assert hashlib.sha256(path.read_bytes()).hexdigest() == (
         "796c3da0406291dd324c51901b51386be12b5f52e330afaf69584f57c06ad45c"
     )
-    readme = (ROOT / "data" / "README.md").read_text()
+    readme = (ROOT / "core" / "datasets" / "README.md").read_text()
     for needed in ("engel.csv", "Licence", "public domain", "Source", "statsmodels", "R^2 = 0.830"):
         assert needed in readme, needed
     table = load_example()

@@ -153,7 +153,7 @@ def test_the_script_holds_the_rows_in_the_files_order_and_says_what_they_are(exp
     assert values["STANDARDIZE"] is False and values["REPLACE"] is False and values["B0"] == 0.5
     for absent in ("TRUE_W", "NOISE", "TRUE_B", "X_MEAN", "KIND", "_row_normals"):
         assert absent not in script  # generated data's settings mean nothing here
-    assert core.EXAMPLE_TITLE in script and "data/README.md" in script and "public domain" in script
+    assert core.EXAMPLE_TITLE in script and "core/datasets/README.md" in script and "public domain" in script
     assert "x is 'income' and y is 'food'" in script
     assert "seed 000" not in script.lower()
     # A visitor's names stay in ASCII on their comment line.

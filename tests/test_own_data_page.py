@@ -84,7 +84,7 @@ def test_the_example_data_fit_the_float64_least_squares_line():
         # Every row once (N x B = 235 x 1, one pass): the run's optimum is the whole data set's.
         assert explorer.result.w_star == pytest.approx(w, rel=rel)
         assert explorer.result.b_star == pytest.approx(b, rel=rel)
-    assert explorer.result.w_star == pytest.approx(0.485, abs=5e-4)  # data/README.md's line
+    assert explorer.result.w_star == pytest.approx(0.485, abs=5e-4)  # core/datasets/README.md's line
 
 
 def test_replace_uses_rows_again_and_standardize_centres_x(explorer):

@@ -116,8 +116,11 @@ def test_make_lab_installs_jupyterlab_into_the_dashboards_environment_without_mo
 
 
 def _modules(root: Path, folder: str, pattern: str = "*.py") -> list[Path]:
-    """Every file of `folder` matching `pattern`, subpackages included."""
-    return sorted((root / folder).rglob(pattern))
+    """Every file of `folder` matching `pattern`, subpackages included; not the vendored files
+    (widgets/vendor/: others' code as they publish it)."""
+    return sorted(
+        path for path in (root / folder).rglob(pattern) if path.is_file() and "vendor" not in path.parts
+    )
 
 
 def _impure_core(root: Path) -> list[str]:
@@ -265,12 +268,49 @@ def test_the_drawing_check_finds_a_circle_and_a_private_name(tmp_path):
     assert _core_drawing(root) == ["core.a takes core.b._helper", "import circle: core.a -> core.b -> core.a"]
 
 
-def test_app_notebook_is_committed_without_outputs_and_keeps_code_short():
+def test_no_notebook_is_committed_with_outputs_or_widget_state():
+    # What JupyterLab or Notebook saves after a run; make lab-env's git filter (nbstripout) strips it.
+    tracked = subprocess.run(
+        ["git", "ls-files", "*.ipynb"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert {"app.ipynb", "exercise.ipynb"} <= set(tracked)
+    for name in tracked:
+        if (ROOT / name).is_symlink():  # widgets/notebooks/: links to the two above
+            continue
+        # As git stores it (the index): a file opened in JupyterLab may hold outputs the filter strips.
+        staged = subprocess.run(
+            ["git", "show", f":{name}"], cwd=ROOT, capture_output=True, text=True, check=True
+        )
+        notebook = json.loads(staged.stdout)
+        assert "widgets" not in notebook["metadata"], name
+        for cell in notebook["cells"]:
+            if cell["cell_type"] == "code":
+                assert cell["outputs"] == [] and cell["execution_count"] is None, name
+
+
+def test_the_notebook_filter_strips_outputs_and_keeps_cell_ids(tmp_path):
+    attributes = (ROOT / ".gitattributes").read_text()
+    assert "*.ipynb filter=nbstripout" in attributes
+    command = re.search(r"^NBSTRIPOUT = .* -m nbstripout (.*)$", (ROOT / "Makefile").read_text(), re.M)[1]
+    notebook = json.loads((ROOT / "app.ipynb").read_text())
+    notebook["cells"][1]["outputs"] = [{"output_type": "stream", "name": "stdout", "text": "saved"}]
+    notebook["cells"][1]["execution_count"] = 7
+    notebook["metadata"]["widgets"] = {"application/vnd.jupyter.widget-state+json": {}}
+    cleaned = subprocess.run(
+        [sys.executable, "-m", "nbstripout", *command.split()],
+        input=json.dumps(notebook, indent=1),
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert json.loads(cleaned) == json.loads((ROOT / "app.ipynb").read_text())
+
+
+def test_app_notebook_keeps_code_short():
     notebook = json.loads((ROOT / "app.ipynb").read_text())
     code = [c for c in notebook["cells"] if c["cell_type"] == "code"]
     assert code, "the notebook must show something"
     for cell in code:
-        assert cell["outputs"] == [] and cell["execution_count"] is None
         lines = [line for line in "".join(cell["source"]).splitlines() if line.strip()]
         assert len(lines) <= 2, f"logic belongs in widgets/ or core/, not in a cell: {lines}"
     assert sum(c["cell_type"] == "markdown" for c in notebook["cells"]) >= len(code)

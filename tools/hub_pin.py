@@ -23,7 +23,8 @@ CONFIG = ROOT / "deploy/jupyterhub/config.yaml"
 README = ROOT / "deploy/jupyterhub/README.md"
 
 # What repo2docker's image runs: its environment and set-up (environment.yml, postBuild, start),
-# the notebooks and the code they import, Voila's settings and the page template, Plotly.js.
+# the notebooks and the code they import, Voila's settings and the page template
+# (Plotly.js is inside widgets/).
 IMAGE_PATHS = (
     "environment.yml",
     "postBuild",
@@ -35,7 +36,6 @@ IMAGE_PATHS = (
     "widgets",
     "serving",
     "tools/plotly_bundle.py",
-    "vendor/plotly.js",
 )
 
 _TAG = re.compile(r'^(\s+tag: ")([0-9a-f]{7,40})(")', re.M)

@@ -1,5 +1,10 @@
 """ScanLab's user interface: controls and Plotly charts over `core`."""
 
+# Before core is imported: `core` must be ScanLab's, not another project's package of that name.
+from widgets import origin
+
+origin.require_own()
+
 # The lesson's deliberately wrong loop (every gradient taken at the starting weight), which app.ipynb
 # draws with Explorer.draw_step: the lesson imports widgets only.
 from core import accumulated_gradient_step

@@ -7,11 +7,11 @@ explorer makes one; a page with several explorers still installs the labelling o
 
 from __future__ import annotations
 
-from pathlib import Path
+from importlib import resources
 
 import anywidget
 
-ACCESS_JS = (Path(__file__).parent / "access.js").read_text()
+ACCESS_JS = resources.files("widgets").joinpath("access.js").read_text(encoding="utf-8")
 
 
 class Access(anywidget.AnyWidget):

@@ -3,15 +3,15 @@ that; the sticky control panel; the page's CSS (explorer.css, and projector.css 
 
 from __future__ import annotations
 
-from pathlib import Path
+from importlib import resources
 
 import ipywidgets as ipw
 
 from widgets.still import Stilled
 
-EXPLORER_CSS = (Path(__file__).parent / "explorer.css").read_text()
+EXPLORER_CSS = resources.files("widgets").joinpath("explorer.css").read_text(encoding="utf-8")
 """The control panel, status, notice and caption styles, and the projector view's larger text."""
-PROJECTOR_CSS = (Path(__file__).parent / "projector.css").read_text()
+PROJECTOR_CSS = resources.files("widgets").joinpath("projector.css").read_text(encoding="utf-8")
 """The notebook's text, larger on a projector page only. `body` makes the rule outrank JupyterLab's
 own `.jp-RenderedHTMLCommon` wherever it loads. Not as `body:has(.scanlab-projector) ...` on every
 page: that made Chromium recompute the style of every markdown cell whenever a text node changed

@@ -11,7 +11,7 @@ data and charts stay as they were). A good file's table is kept in the kernel's 
 from __future__ import annotations
 
 import html
-from pathlib import Path
+from importlib import resources
 
 import anywidget
 import ipywidgets as ipw
@@ -22,7 +22,7 @@ from widgets.controls import Menu, labelled, pin
 from widgets.rows import Rows
 from widgets.settings import Settings
 
-UPLOAD_JS = (Path(__file__).parent / "upload.js").read_text()
+UPLOAD_JS = resources.files("widgets").joinpath("upload.js").read_text(encoding="utf-8")
 
 UPLOAD_LABEL = "your data (CSV)"
 
@@ -68,7 +68,8 @@ def file_line(name: str, table: core.Table) -> str:
 
 
 EXAMPLE_LINE = html.escape(
-    f"In use: {core.EXAMPLE_TITLE}, x = income, y = food spending, thousands of francs (data/README.md)."
+    f"In use: {core.EXAMPLE_TITLE}, x = income, y = food spending, thousands of francs "
+    "(source and licence: ScanLab's core/datasets/README.md)."
 )
 
 

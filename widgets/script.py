@@ -185,7 +185,8 @@ _ROWS_INTERCEPT_SETTINGS = """B0 = {b0!r}  # initial intercept: the carry is par
 """
 
 _ENGEL = f"""# The data, the explorer's example: {core.EXAMPLE_TITLE}.
-# Engel's 1857 household budgets, public domain: the source and licence are in ScanLab's data/README.md.
+# Engel's 1857 household budgets, public domain: the source and licence are in ScanLab's
+# core/datasets/README.md.
 """
 
 _READ_CSV = """DATA_FILE = "{data_file}"

@@ -19,7 +19,7 @@ from __future__ import annotations
 import html
 import math
 import warnings
-from pathlib import Path
+from importlib import resources
 
 import ipywidgets as ipw
 import numpy as np
@@ -30,7 +30,7 @@ from widgets.surface import Surface, plain_text
 STILL_MIME = "application/vnd.scanlab.still+html"
 """The output's key for a still (serving's page template reads it; JupyterLab ignores it)."""
 
-STILL_CSS = (Path(__file__).parent / "still.css").read_text()
+STILL_CSS = resources.files("widgets").joinpath("still.css").read_text(encoding="utf-8")
 
 VIEW = 1000.0
 """The SVG's own units across and down a plot area, stretched to the area's px size."""

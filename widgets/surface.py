@@ -23,6 +23,7 @@ import json
 import math
 import re
 import threading
+from importlib import resources
 from pathlib import Path
 
 import anywidget
@@ -30,9 +31,9 @@ import numpy as np
 import plotly.graph_objects as go
 import traitlets
 
-SURFACE_JS = (Path(__file__).parent / "surface.js").read_text()
+SURFACE_JS = resources.files("widgets").joinpath("surface.js").read_text(encoding="utf-8")
 
-PLOTLY_JS = Path(__file__).resolve().parent.parent / "vendor/plotly.js/plotly-cartesian.min.js"
+PLOTLY_JS = resources.files("widgets").joinpath("vendor/plotly.js/plotly-cartesian.min.js")
 """Plotly.js's cartesian bundle as published (npm: plotly.js-cartesian-dist-min, `make plotly-js`), of the
 version plotly.py ships (tests/test_explorer.py checks): every trace type here (TRACE_TYPES) in
 1.5 MB, where plotly.py's full bundle is 4.8 MB. A first visit parses it before any chart draws."""

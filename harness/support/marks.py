@@ -19,6 +19,7 @@ SLOW = {
     "test_explore::test_the_parting_step_and_both_carries_are_those_of_float64_loops",
     "test_explore::test_every_named_numeric_mistake_parts_and_every_right_function_does_not",  # 15 s
     "test_notebook",  # 10 s: app.ipynb through nbclient, two kernels
+    "test_package",  # 37 s: the wheel built, installed, its notebooks through nbclient (2026-12-06)
     "test_stored_runs",  # 34 s: every stored run computed again
     # 11 s: exercise.ipynb through nbclient
     "test_exercise::test_exercise_notebook_runs_with_the_placeholders_solutions_and_mistakes",
@@ -74,6 +75,7 @@ SECONDS = {
     "test_lifecycle": 90,
     "test_explore": 60,  # its corpus tests alone about 45 s of one process (2026-12-06)
     "test_explorer": 65,
+    "test_package": 37,
     "test_accessibility": 64,
     "test_missed_updates": 62,
     "test_core_optimizers": 46,

@@ -1,0 +1,3 @@
+from widgets.notebooks import main
+
+main()
