@@ -23,6 +23,7 @@ import yaml
 from packaging.specifiers import SpecifierSet
 
 from harness.server import free_port, stop_group
+from harness.support.dashboard import Dashboard
 from tools import hub_pin
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -131,11 +132,36 @@ def test_start_exports_what_make_run_exports(tmp_path):
     assert {name: env[name] for name in preset} == preset
 
 
-def test_voilas_server_extension_serves_the_page_with_the_stopped_kernel_notice(jupyter_server, tmp_path):
-    # Binder and the hub: a Jupyter server started through `start`, as repo2docker starts it, serves
-    # the dashboard with the scanlab template, whose page says when its kernel stops.
+def _plant_lab_extension(share: Path, name: str) -> None:
+    """A federated JupyterLab extension as repo2docker's JupyterLab and Notebook install theirs
+    (Notebook 7.6's @jupyter-notebook/lab-extension failed to load in Voila's page: "Failed to
+    create module")."""
+    folder = share / "labextensions" / name
+    (folder / "static").mkdir(parents=True)
+    build = {"load": "static/remoteEntry.0.js", "extension": "./extension"}
+    (folder / "package.json").write_text(
+        json.dumps({"name": name, "version": "1.0.0", "jupyterlab": {"_build": build}})
+    )
+    (folder / "static" / "remoteEntry.0.js").write_text(
+        "throw new Error('an extension Voila must not load');\n"
+    )
+
+
+def test_the_binder_route_serves_the_dashboard_without_the_labs_extensions(jupyter_server, browser, tmp_path):
+    # Binder and the hub: postBuild, then a Jupyter server started through `start`, as repo2docker
+    # does, beside the lab extensions of the JupyterLab and Notebook it adds. The page draws every
+    # chart, says when its kernel stops (the scanlab template), and loads only the extensions
+    # voila.json allows: no other lab's extension, no version warning beyond Voila's own stack's.
+    # The environment's python first on PATH, as in the image.
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
+    built = subprocess.run(
+        ["bash", str(ROOT / "postBuild")], cwd=ROOT, env={"PATH": path}, capture_output=True
+    )
+    assert built.returncode == 0, built.stderr
+    share = tmp_path / "share"
+    _plant_lab_extension(share, "@jupyter-notebook/lab-extension")
     port = free_port()
-    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path)}
+    env = {"PATH": path, "HOME": str(tmp_path), "JUPYTER_PATH": str(share)}
     server = jupyter_server(
         [str(ROOT / "start"), sys.executable, "-m", "jupyter_server", "--no-browser", f"--port={port}",
          "--ServerApp.ip=127.0.0.1", "--IdentityProvider.token=", "--ServerApp.password=", "--allow-root"],
@@ -149,13 +175,28 @@ def test_voilas_server_extension_serves_the_page_with_the_stopped_kernel_notice(
                     page = response.read().decode()
             except OSError:  # not listening yet (URLError), or a slow first render (TimeoutError)
                 time.sleep(0.5)
+        assert page is not None, "the server extension did not serve the dashboard within 120 s"
+        assert "The dashboard's kernel stopped" in page and "ScanLab: the training loop" in page
+        dashboard = Dashboard(browser, f"http://127.0.0.1:{port}/{DASHBOARD}")
+        said = []
+        dashboard.page.on("console", lambda message: said.append(message.text))
+        dashboard.in_view()
+        drawn = dashboard.page.locator(".js-plotly-plot").count()
+        asked = list(dashboard.requests)
+        errors = [
+            e for e in dashboard.errors if "mathjax" not in e.lower() and "ERR_NAME_NOT_RESOLVED" not in e
+        ]
+        dashboard.close()
     finally:
         children = []
         with contextlib.suppress(psutil.NoSuchProcess):  # (a server that died leaves none to list)
             children = psutil.Process(server.pid).children(recursive=True)
         stop_group(server, [child.pid for child in children])
-    assert page is not None, "the server extension did not serve the dashboard within 120 s"
-    assert "The dashboard's kernel stopped" in page and "ScanLab: the training loop" in page
+    assert drawn >= 6
+    assert not [url for url in asked if "jupyter-notebook" in url], "Voila's page loaded the lab's extension"
+    assert any("/voila/labextensions/anywidget/" in url for url in asked)
+    assert not [text for text in said if "Failed to create module" in text]
+    assert errors == []
 
 
 # Zero to JupyterHub -------------------------------------------------------------------------------
