@@ -11,7 +11,8 @@ from ipywidgets.widgets.widget import _instances
 
 from harness import protocol
 from widgets import Explorer, batch
-from widgets.batch import BATCH, LIVE, READY, WELCOME, Batch
+from widgets.access import Access
+from widgets.batch import BATCH, FRAMES_KEPT, LIVE, READY, SHOWN, WELCOME, Batch
 from widgets.hood import UnderTheHood
 
 
@@ -140,6 +141,53 @@ def test_nothing_is_collected_before_the_page_has_the_batch_code(log):
         labels[0].value, labels[1].value = "1", "2"
         assert len(log) == 2
     assert not hub.live and [i for i, *_ in log] == ["a", "b"]
+
+
+def test_an_output_whose_widget_manager_has_no_live_batch_gets_each_change_alone(log):
+    # Where each output has a widget manager of its own and models are made only where shown
+    # (Colab), the explorer's hidden Access view in each output names its manager; the batch goes
+    # only while every manager named has a copy of the batch that hears the kernel.
+    hub = watched(Batch(), log, "batch")
+    hub._on_front_end(hub, {"kind": READY, "frame": "page"}, [])
+    hub._on_front_end(hub, {"kind": LIVE, "frame": "page"}, [])
+    access = Access(hub)
+    labels = [watched(ipw.Label(), log, name) for name in "ab"]
+    log.clear()
+
+    def move(value):
+        log.clear()
+        with hub:
+            labels[0].value, labels[1].value = value, value
+        return [comm_id for comm_id, *_ in log]
+
+    access._on_view(access, {"kind": SHOWN, "frame": "page"}, [])
+    assert hub.shown == {"page"} and move("1") == ["batch"]
+    access._on_view(access, {"kind": SHOWN, "frame": "an output of its own"}, [])
+    assert move("2") == ["a", "b"]  # detected: one message a widget
+    hub._on_front_end(hub, {"kind": LIVE, "frame": "an output of its own"}, [])
+    assert move("3") == ["batch"]  # that output's copy of the batch hears the kernel now
+    # A visitor's page may send anything, as often as it likes: kept short, and bounded.
+    for content in ({"kind": SHOWN}, {"kind": SHOWN, "frame": 7}, {"kind": "other", "frame": "x"}, None, "x"):
+        access._on_view(access, content, [])
+    assert hub.shown == {"page", "an output of its own", ""}
+    for k in range(200):
+        access._on_view(access, {"kind": SHOWN, "frame": f"{k}" * 30}, [])
+    assert len(hub.shown) == FRAMES_KEPT and max(map(len, hub.shown)) == 40
+
+
+def test_each_output_of_the_explorer_holds_a_hidden_view_of_its_access():
+    explorer = Explorer(background=False)
+    outputs = {
+        "controls": explorer.controls,
+        "show": explorer.show("trajectory", "loss"),
+        "code": explorer.code("trajectory"),
+        "hood": explorer.hood.show("optax").children[0],
+    }
+    for name, box in outputs.items():
+        assert box.children[-1] is explorer.access, name
+    assert explorer.access.layout.display == "none" and explorer.access._batch is explorer.batch
+    explorer.hood.open("optax")  # the panel in place of the placeholder: its output was told before
+    assert explorer.hood.sections["optax"].children == (explorer.hood.panels["optax"].widget,)
 
 
 def test_one_message_goes_as_it_is_and_none_sends_nothing(log):

@@ -216,8 +216,10 @@ ENGINE = ["_histories_kernel", "batch_loss_and_grads", "example_loss"]
 def test_every_chart_group_shows_the_lesson_first_then_the_engine(explorer, names, expected):
     # A learner opening the code finds the loop the lesson teaches; the engine's tricks come second.
     view = explorer.show(*names)
-    # The run's words stand above the trajectory's row (widgets.layout.words): not a chart or code.
-    charts, *codes = [child for child in view.children if "scanlab-words" not in child._dom_classes]
+    # The run's words stand above the trajectory's row (widgets.layout.words), and the page's hidden
+    # Access view last (widgets/access.py): not a chart or code.
+    parts = [child for child in view.children if child is not explorer.access]
+    charts, *codes = [child for child in parts if "scanlab-words" not in child._dom_classes]
     assert len(charts.children) == len(names) and len(codes) == len(expected)
     for code, (title, functions) in zip(codes, expected, strict=True):
         assert code.get_title(0) == f"Code: {title} ({', '.join(functions)})"

@@ -113,4 +113,9 @@ export default {
     if (document.body) install();
     else window.addEventListener("DOMContentLoaded", install, { once: true });
   },
+  // A hidden view in each of the explorer's outputs: it tells the kernel which widget manager shows
+  // that output (widgets/batch.py: where each output has its own, the batch may not reach them all).
+  render({ model }) {
+    model.send({ kind: "__SHOWN__", frame: frameOf(model.widget_manager) });
+  },
 };

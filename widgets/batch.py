@@ -36,9 +36,22 @@ BATCH = "scanlab-batch"
 READY = "scanlab-ready"  # the front end's code runs
 WELCOME = "scanlab-welcome"  # the kernel's answer to READY
 LIVE = "scanlab-live"  # the front end heard the welcome
+SHOWN = "scanlab-shown"  # a view of the page's own widget (widgets.access.Access) is drawn
+FRAMES_KEPT = 64  # widget managers told apart; a page has one, or one per output
+
+FRAME_JS = """
+// A name for each widget manager of the page (one in JupyterLab and Voila; one per output where each
+// output is a frame with its own, as in Colab), kept per window in a WeakMap of managers.
+const frameOf = (manager) => {
+  const known = (globalThis.scanlabFrames ??= new WeakMap());
+  if (!known.has(manager)) known.set(manager, Math.random().toString(36).slice(2));
+  return known.get(manager);
+};
+"""
 
 BATCH_ESM = (
-    """
+    FRAME_JS
+    + """
 // widgets/batch.py: a batch of widget messages from the kernel, each handed to its widget's model
 // as if it had come alone, in the order they were sent. A model is looked up once; until every
 // model of a batch is known, batches wait for each other in order.
@@ -56,8 +69,9 @@ export default {
         }
       }
     };
+    const frame = frameOf(manager);
     model.on("msg:custom", (content, buffers) => {
-      if (content && content.kind === "__WELCOME__") return model.send({ kind: "__LIVE__" });
+      if (content && content.kind === "__WELCOME__") return model.send({ kind: "__LIVE__", frame });
       if (!content || content.kind !== "__BATCH__" || !Array.isArray(content.messages)) return;
       const parts = [];
       let at = 0;
@@ -83,7 +97,7 @@ export default {
         })
         .finally(() => waiting--);
     });
-    model.send({ kind: "__READY__" });
+    model.send({ kind: "__READY__", frame });
   },
 };
 """.replace("__BATCH__", BATCH)
@@ -114,8 +128,14 @@ class Batch(anywidget.AnyWidget):
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
-        self.live = False  # whether a front end has this widget's code: then it collects
+        self.frames: set[str] = set()  # the widget managers whose copy of this widget hears the kernel
+        self.shown: set[str] = set()  # the widget managers that show a part of the page (`shown_in`)
         self.on_msg(self._on_front_end)
+
+    @property
+    def live(self) -> bool:
+        """Whether a front end has this widget's code and hears the kernel."""
+        return bool(self.frames)
 
     def _on_front_end(self, _widget, content, _buffers) -> None:
         # Collected messages go only to a front end shown to hear this widget: anywidget refuses
@@ -124,8 +144,16 @@ class Batch(anywidget.AnyWidget):
         kind = content.get("kind") if isinstance(content, dict) else None
         if kind == READY:
             self.send({"kind": WELCOME})
-        elif kind == LIVE:
-            self.live = True
+        elif kind == LIVE and len(self.frames) < FRAMES_KEPT:
+            self.frames.add(_frame(content))
+
+    def shown_in(self, frame) -> None:
+        """A part of the page is shown by widget manager `frame` (widgets.access.Access's views say
+        which). Where one has no live copy of this widget, as where each output has a manager of
+        its own and models are made only where shown (Colab), a batch would not reach its views:
+        until that copy hears the kernel, nothing is collected and each change goes as it is."""
+        if len(self.shown) < FRAMES_KEPT:  # a visitor's page may send anything, and as often
+            self.shown.add(_frame({"frame": frame}))
 
     def __enter__(self) -> Batch:
         collection = _ACTIVE.get()
@@ -150,7 +178,14 @@ class Batch(anywidget.AnyWidget):
             _flush(collection)
 
     def _collects(self) -> bool:
-        return self.live and _connected(self)
+        return self.live and self.shown <= self.frames and _connected(self)
+
+
+def _frame(content: dict) -> str:
+    """The widget manager a front end's message names (widgets.batch.FRAME_JS), at most 40
+    characters of a visitor's text; "" for a front end that names none."""
+    frame = content.get("frame")
+    return frame[:40] if isinstance(frame, str) else ""
 
 
 def _flush(collection: _Collection) -> None:

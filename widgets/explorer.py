@@ -110,7 +110,7 @@ class Explorer:
             config={"toImageButtonOptions": {"filename": "scanlab"}},
         )
         self.batch = Batch()  # each callback's widget changes go to the page as one message
-        self.access = Access()  # names and keyboard access ipywidgets' views lack (widgets/access.js)
+        self.access = Access(self.batch)  # labels the page; hidden in each output (widgets/access.py)
         self.result: Result = self._compute(settings)
         self.base_url = base_url
         self.step = settings.N  # playback position: the weight after this many steps
@@ -167,9 +167,9 @@ class Explorer:
             control=self.inputs["map"],
         )
         code = "code" not in presentation.hide  # ?hide=code: no "Code:" part anywhere (the exercise)
-        self.hood = UnderTheHood(make_figure, self.beside, batch=self.batch, code=code)
+        self.hood = UnderTheHood(make_figure, self.beside, batch=self.batch, code=code, access=self.access)
         self._show_texts(list(notices) + problems)
-        self.controls = self._control_panel()
+        self.controls = self.access.hidden_in(self._control_panel())
         # A served page shows stills of its first screen before the live widgets (widgets.still);
         # a notebook in JupyterLab shows the widgets alone.
         self.stills = plotly_js is not None
@@ -323,7 +323,7 @@ class Explorer:
         box = Stilled([*above, charts, *(self._code_views(names) if code else ())])
         if self.stills and "stability" not in names:  # the map is below the first screen
             box.still = self._styled_once(lambda css: page_still(box, css))
-        return for_view(box, self._on_projector)
+        return for_view(self.access.hidden_in(box), self._on_projector)
 
     def code(self, *names: str) -> Stilled:
         """The source of the core functions behind the named charts, one closed "Code:" part per
@@ -333,7 +333,7 @@ class Explorer:
         box = Stilled(self._code_views(names))
         if self.stills:  # its bars hold their place while the live page comes (widgets.still)
             box.still = self._styled_once(lambda css: page_still(box, css))
-        return for_view(box, self._on_projector)
+        return for_view(self.access.hidden_in(box), self._on_projector)
 
     def _code_views(self, names) -> list:
         # The plane's code comes with the landscape's (widgets.code.chart_code).
@@ -559,7 +559,7 @@ class Explorer:
             for name, widget in self.inputs.items():
                 widget.value = getattr(settings, name)
         self._on_input(new_data=True)
-        return self.yours.shown(self.figures, self.beside, self._on_projector)
+        return self.access.hidden_in(self.yours.shown(self.figures, self.beside, self._on_projector))
 
     def _compute(self, settings: Settings) -> Result:
         """The run of `settings`, with the learner's loop beside it when there is one."""

@@ -27,10 +27,12 @@ class UnderTheHood:
     the built ones by name. `figure` makes their charts and `beside` is how narrow one may be drawn
     beside another (`side_by_side`: the projector view's charts need more); with `batch` (a
     widgets.batch.Batch on the page), each callback's changes go to the page as one message. With
-    `code=False` (a page's `?hide=code`) no panel shows its "Code:" part."""
+    `code=False` (a page's `?hide=code`) no panel shows its "Code:" part. With `access`
+    (widgets.access.Access), each closed section holds a hidden view of it."""
 
-    def __init__(self, figure=None, beside: str = BESIDE, batch=None, code: bool = True):
+    def __init__(self, figure=None, beside: str = BESIDE, batch=None, code: bool = True, access=None):
         self._figure = figure or surface_maker()
+        self._access = access
         self._beside = beside
         self._batch = batch
         self._code = code
@@ -45,6 +47,8 @@ class UnderTheHood:
             return self.sections[name]
         title, _ = PANELS[name]
         placeholder = ipw.HTML("<i>Building the panel…</i>")
+        if self._access is not None:  # its output labelled and told to the batch (widgets/access.py)
+            placeholder = self._access.hidden_in(ipw.VBox([placeholder]))
         section = ipw.Accordion(children=[placeholder], selected_index=None)
         section.set_title(0, title)
         section.observe(
