@@ -11,9 +11,7 @@ import os
 import re
 import subprocess
 import sys
-import time
 import tomllib
-import urllib.request
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
@@ -22,7 +20,7 @@ import pytest
 import yaml
 from packaging.specifiers import SpecifierSet
 
-from harness.server import free_port, stop_group
+from harness.server import free_port, stop_group, wait_until_answers
 from harness.support.dashboard import Dashboard
 from tools import hub_pin
 
@@ -76,16 +74,14 @@ def test_environment_yml_installs_from_conda_forge_and_pypi_alone():
         assert PINNED.fullmatch(line), f"{line!r}: only name==version, no path, URL or option"
 
 
-def test_readme_badge_opens_binder_on_the_dashboard():
+def test_readme_gives_the_binder_link_of_ones_own_repository():
+    # No badge to a placeholder repository (it was a dead link): the steps for one's own, with the
+    # mybinder.org address that opens the dashboard.
     readme = (ROOT / "README.md").read_text()
-    badge = re.search(
-        r"\[!\[[^\]]*\]\(https://mybinder\.org/badge_logo\.svg\)\]\((https://mybinder\.org/v2/gh/[^)\s]+)\)",
-        readme,
-    )
-    assert badge, "README needs the mybinder.org badge"
-    assert badge.start() < readme.find("\n## "), "the badge belongs at the top, before the first section"
-    url = urlsplit(badge.group(1))
-    assert len(url.path.removeprefix("/v2/gh/").split("/")) == 3, "owner/repository/ref"
+    assert "OWNER/" not in readme and "badge_logo.svg" not in readme
+    [row] = [line for line in readme.splitlines() if line.startswith("| Binder |")]
+    url = urlsplit(re.search(r"`(https://mybinder\.org/v2/gh/[^`]+)`", row)[1])
+    assert url.path.removeprefix("/v2/gh/").split("/") == ["<owner>", "<repository>", "HEAD"]
     assert "urlpath=voila%2Frender%2Fapp.ipynb" in url.query.split("&")
     assert parse_qs(url.query)["urlpath"] == [DASHBOARD]
     assert (ROOT / "app.ipynb").is_file()
@@ -168,20 +164,13 @@ def test_the_binder_route_serves_the_dashboard_without_the_labs_extensions(jupyt
         cwd=ROOT, env=env,
     )  # fmt: skip
     try:
-        deadline, page = time.monotonic() + 120, None
-        while page is None and time.monotonic() < deadline:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/{DASHBOARD}", timeout=100) as response:
-                    page = response.read().decode()
-            except OSError:  # not listening yet (URLError), or a slow first render (TimeoutError)
-                time.sleep(0.5)
-        assert page is not None, "the server extension did not serve the dashboard within 120 s"
-        assert "The dashboard's kernel stopped" in page and "ScanLab: the training loop" in page
+        wait_until_answers(f"http://127.0.0.1:{port}/api", server, 120, "the Jupyter server")
         dashboard = Dashboard(browser, f"http://127.0.0.1:{port}/{DASHBOARD}")
         said = []
         dashboard.page.on("console", lambda message: said.append(message.text))
         dashboard.in_view()
         drawn = dashboard.page.locator(".js-plotly-plot").count()
+        page = dashboard.page.content()
         asked = list(dashboard.requests)
         errors = [
             e for e in dashboard.errors if "mathjax" not in e.lower() and "ERR_NAME_NOT_RESOLVED" not in e
@@ -192,6 +181,7 @@ def test_the_binder_route_serves_the_dashboard_without_the_labs_extensions(jupyt
         with contextlib.suppress(psutil.NoSuchProcess):  # (a server that died leaves none to list)
             children = psutil.Process(server.pid).children(recursive=True)
         stop_group(server, [child.pid for child in children])
+    assert "The dashboard's kernel stopped" in page and "ScanLab: the training loop" in page
     assert drawn >= 6
     assert not [url for url in asked if "jupyter-notebook" in url], "Voila's page loaded the lab's extension"
     assert any("/voila/labextensions/anywidget/" in url for url in asked)
