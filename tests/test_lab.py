@@ -207,9 +207,17 @@ def _drag_lr(page, received: list) -> tuple[dict, dict, dict, list]:
     """Drag lr's handle 60 px right as a hand does; (the charts before, the kernel's charts, the
     page's charts after, what the page received meanwhile as text)."""
     before = page.evaluate(DRAWN)
-    page.locator(".jp-Cell").nth(1).scroll_into_view_if_needed()
     slider = page.locator(".widget-slider").filter(has=page.locator("label", has_text="lr")).first
-    box = slider.locator(".noUi-handle").bounding_box()
+    readout = slider.locator(".widget-readout").text_content()
+    # The handle itself in view, its place read once it stays put (charts drawing above it move it).
+    handle = slider.locator(".noUi-handle")
+    handle.scroll_into_view_if_needed()
+    box = handle.bounding_box()
+    for _ in range(50):
+        page.wait_for_timeout(100)
+        box, before_wait = handle.bounding_box(), box
+        if box == before_wait:
+            break
     x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
     received.clear()
     page.mouse.move(x, y)
@@ -218,6 +226,7 @@ def _drag_lr(page, received: list) -> tuple[dict, dict, dict, list]:
         page.mouse.move(x + 4 * k, y)
         page.wait_for_timeout(40)
     page.mouse.up()
+    assert slider.locator(".widget-readout").text_content() != readout, "the drag moved lr's handle"
     page.wait_for_function(IDLE, timeout=60_000)
     page.wait_for_timeout(1000)
     texts = [frame if isinstance(frame, str) else frame.decode("utf-8", "replace") for frame in received]
@@ -259,7 +268,7 @@ def test_charts_follow_a_drag_whether_or_not_each_output_has_its_own_widget_mana
         _run_cell(page, 7, "notebook:run-all-above")
         page.locator(".jp-OutputArea-output", has_text="KERNEL").first.wait_for(timeout=180_000)
         page.wait_for_function(
-            "() => document.querySelectorAll('.js-plotly-plot').length >= 6", timeout=60_000
+            "() => document.querySelectorAll('.scanlab-chart').length >= 6", timeout=60_000
         )
         page.wait_for_function(IDLE, timeout=60_000)
         # One widget manager for every output: the move goes as batches.

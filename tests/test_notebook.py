@@ -1,14 +1,14 @@
-"""app.ipynb runs top to bottom in a fresh kernel and shows the app: the stock kernel (JupyterLab's)
-and the dashboard's own (serving/dashboard_kernel.py, what `make run` starts)."""
+"""app.ipynb runs top to bottom in the dashboard's own kernel (serving/dashboard_kernel.py, what `make
+run` starts) and shows the app; tests/test_package.py runs it in a stock kernel."""
 
 from pathlib import Path
 
 import nbformat
-import pytest
 from jupyter_client import AsyncKernelManager
 from nbclient import NotebookClient
 from traitlets import default
 
+from harness.support.kernels import DASHBOARD_KERNEL, KERNEL_PROBE
 from serving.kernels import DashboardKernelSpecManager
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -22,38 +22,19 @@ class DashboardKernelManager(AsyncKernelManager):
         return DashboardKernelSpecManager(data_dir=self.data_dir)
 
 
-# What the dashboard kernel leaves out, seen from the notebook's own code.
-# And its modules load compiled: under -OO, Python reads only *.opt-2.pyc, which the Makefile writes.
-PROBE = """
-import os, sys, core, ipykernel.debugger
-try:
-    import debugpy
-    debugger = "debugpy imported"
-except ImportError:
-    debugger = "no debugpy"
-compiled = all(os.path.isfile(sys.modules[m].__cached__) for m in ("jax", "numpy", "plotly", "ipykernel"))
-print(sys.flags.optimize, debugger, ipykernel.debugger._is_debugpy_available, core.moments.__doc__,
-      any(p.rstrip("/").endswith("serving") for p in sys.path), compiled)
-"""
-
-
-@pytest.mark.parametrize("dashboard", [False, True], ids=["stock kernel", "dashboard kernel"])
-def test_app_notebook_executes_and_displays_a_widget(dashboard):
+def test_app_notebook_executes_and_displays_a_widget_in_the_dashboards_kernel():
+    # The stock kernel's run is tests/test_package.py's, from an installed ScanLab.
     notebook = nbformat.read(ROOT / "app.ipynb", as_version=4)
-    notebook.cells.append(nbformat.v4.new_code_cell(PROBE))
+    notebook.cells.append(nbformat.v4.new_code_cell(KERNEL_PROBE))
     NotebookClient(
         notebook,
         timeout=120,
         kernel_name="python3",
-        kernel_manager_class=DashboardKernelManager if dashboard else AsyncKernelManager,
+        kernel_manager_class=DashboardKernelManager,
         resources={"metadata": {"path": str(ROOT)}},
     ).execute()
     outputs = [o for cell in notebook.cells if cell.cell_type == "code" for o in cell.outputs]
     assert not [o for o in outputs if o.output_type == "error"]
     assert any("application/vnd.jupyter.widget-view+json" in o.get("data", {}) for o in outputs)
     [printed] = [o.text for o in notebook.cells[-1].outputs if o.output_type == "stream"]
-    if dashboard:  # docstrings dropped (-OO), no debugger, serving/ not on the path
-        assert printed == "2 no debugpy False None False True\n"
-    else:
-        assert printed.startswith("0 debugpy imported True The per-batch sums")
-        assert printed.endswith(" False True\n")
+    assert printed == DASHBOARD_KERNEL

@@ -18,6 +18,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from harness.support.kernels import KERNEL_PROBE, STOCK_KERNEL
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -116,14 +118,15 @@ def test_the_shipped_notebooks_are_written_and_run_top_to_bottom(venv, tmp_path)
         assert (folder / name).read_bytes() == (ROOT / name).read_bytes()
     # nbclient in the environment: its kernel is the environment's python (ipykernel's own spec).
     execute = (
-        "import sys, nbformat\nfrom nbclient import NotebookClient\n"
+        "import sys, nbformat\nfrom nbclient import NotebookClient\nprobe = sys.stdin.read()\n"
         "for name in sys.argv[1:]:\n"
         "    notebook = nbformat.read(name, as_version=4)\n"
         "    notebook.cells.append(nbformat.v4.new_code_cell('import widgets; print(widgets.__file__)'))\n"
+        "    notebook.cells.append(nbformat.v4.new_code_cell(probe if name == 'app.ipynb' else ''))\n"
         "    NotebookClient(notebook, timeout=180, kernel_name='python3').execute()\n"
         "    nbformat.write(notebook, name + '.out')\n"
     )
-    run(str(venv), "-c", execute, "app.ipynb", "exercise.ipynb", cwd=folder, timeout=600)
+    run(str(venv), "-c", execute, "app.ipynb", "exercise.ipynb", cwd=folder, timeout=600, input=KERNEL_PROBE)
     for name in ("app.ipynb", "exercise.ipynb"):
         notebook = nbformat.read(folder / f"{name}.out", as_version=4)
         outputs = [o for cell in notebook.cells if cell.cell_type == "code" for o in cell.outputs]
@@ -136,8 +139,12 @@ def test_the_shipped_notebooks_are_written_and_run_top_to_bottom(venv, tmp_path)
             assert len(reports) == 4 and all(
                 "Not yet: error" in r and "NotImplementedError" in r for r in reports
             )
-        [printed] = [o.text for o in notebook.cells[-1].outputs if o.output_type == "stream"]
+        [printed] = [o.text for o in notebook.cells[-2].outputs if o.output_type == "stream"]
         assert printed.startswith(str(venv.parent.parent)), printed  # the environment's kernel
+    # A stock kernel (JupyterLab's): docstrings kept, the debugger there, serving/ not on the path.
+    probed = nbformat.read(folder / "app.ipynb.out", as_version=4).cells[-1].outputs
+    [printed] = [o.text for o in probed if o.output_type == "stream"]
+    assert printed.startswith(STOCK_KERNEL[0]) and printed.endswith(STOCK_KERNEL[1]), printed
 
 
 def _fake_wheel(folder: Path, name: str) -> Path:

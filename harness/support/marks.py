@@ -18,8 +18,8 @@ SLOW = {
     # 45 s: 124 learners' functions drawn, each compiled once per prefix (2026-12-06)
     "test_explore::test_the_parting_step_and_both_carries_are_those_of_float64_loops",
     "test_explore::test_every_named_numeric_mistake_parts_and_every_right_function_does_not",  # 15 s
-    "test_notebook",  # 10 s: app.ipynb through nbclient, two kernels
-    "test_package",  # 37 s: the wheel built, installed, its notebooks through nbclient (2026-12-06)
+    "test_notebook",  # 17 s: app.ipynb through nbclient in the dashboard's kernel
+    "test_package",  # 45 s: the wheel built, installed, its notebooks through nbclient (2026-12-06)
     "test_stored_runs",  # 34 s: every stored run computed again
     # 11 s: exercise.ipynb through nbclient
     "test_exercise::test_exercise_notebook_runs_with_the_placeholders_solutions_and_mistakes",
@@ -75,7 +75,7 @@ SECONDS = {
     "test_lifecycle": 90,
     "test_explore": 60,  # its corpus tests alone about 45 s of one process (2026-12-06)
     "test_explorer": 65,
-    "test_package": 37,
+    "test_package": 45,  # (2026-12-06, a timeline of make test's modules)
     "test_accessibility": 64,
     "test_missed_updates": 62,
     "test_core_optimizers": 46,
@@ -83,7 +83,7 @@ SECONDS = {
     "test_hub_home": 36,
     "test_own_data_browser": 36,
     "test_core_exercise": 35,
-    "test_lab": 34,
+    "test_lab": 90,  # four tests, each its own JupyterLab (2026-12-06)
     "test_still_page": 31,
     "test_terminal": 31,
     "test_stored_runs": 31,
