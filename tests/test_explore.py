@@ -328,15 +328,21 @@ def test_a_slow_functions_moves_are_coalesced_to_the_last(model):
     assert round(view.view.result.settings.lr, 6) == 0.014
 
 
-def test_the_explorer_draws_a_step_on_its_trajectory_and_landscape_as_explore_does(model, count_compiles):
+def test_the_explorer_draws_a_step_on_its_trajectory_and_landscape_as_explore_does(
+    model, count_compiles, monkeypatch
+):
     """Explorer(step=fn): the learner's loop on the explorer's own charts, the same parting step and
     sentence as explore(fn)'s view of the same settings; none while the settings run another loop."""
-    from widgets import Explorer
+    from widgets import Explorer, your_loop
 
+    # The first path compiles a program per prefix: on a loaded machine (make test) 12 of them
+    # once took the explorer past the checker's 10 s and drew 11 steps. Both views here get the
+    # same long limit; the limit itself is test_a_path_cut_by_the_time_limit_...'s.
+    monkeypatch.setattr(your_loop, "DEFAULT_TIMEOUT", 120.0)
     settings, _ = sanitize({**QUALITY, "N": 12})
     explorer = Explorer(settings, step=core.accumulated_gradient_step, background=False, model=model)
     alone = Exploration(core.accumulated_gradient_step, "scan_training_step", settings, background=False,
-                        model=model, check=False)  # fmt: skip
+                        model=model, check=False, timeout=120.0)  # fmt: skip
     assert explorer.result.yours.parted == alone.view.parted == 2
     np.testing.assert_array_equal(explorer.result.yours.carries, alone.view.path.carries)
     where = parting_text(alone.view).split(" Your function's")[0]  # the same but the calls' time

@@ -11,8 +11,9 @@ model through the model's own message handler, as if it had come alone, so the w
 agree as before.
 
 A Batch collects nothing until its front end has shown that it hears the kernel (READY, WELCOME,
-LIVE: a page that cannot load it, or that refuses its messages, gets every message as before), and a
-single message goes as it is. Any other message sent during a
+LIVE: a page that cannot load it, or that refuses its messages, gets every message as before), nor
+while a widget manager shows a part of the page without such a front end of its own (`shown_in`:
+Colab's outputs each have one), and a single message goes as it is. Any other message sent during a
 batch (a custom message, an echo) first sends what was collected, so nothing is reordered. A widget
 created during a batch is opened at once, before the changes collected: nothing can refer to it
 before it exists. Messages another thread sends (the stability map's worker, the loops panel's

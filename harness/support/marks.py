@@ -83,7 +83,7 @@ SECONDS = {
     "test_hub_home": 36,
     "test_own_data_browser": 36,
     "test_core_exercise": 35,
-    "test_lab": 90,  # four tests, each its own JupyterLab (2026-12-06)
+    "test_lab": 75,  # three tests, each its own JupyterLab (2026-12-06)
     "test_still_page": 31,
     "test_terminal": 31,
     "test_stored_runs": 31,
