@@ -183,8 +183,8 @@ lint: $(VENV)/.installed-test
 lock:
 	tools/lock.sh
 
-# Plotly.js's cartesian bundle (widgets/vendor/plotly.js/), of the version plotly.py ships: after an upgrade of
-# plotly, this fetches the matching one from the npm registry (a test fails until it is run).
+# Plotly.js's cartesian bundle (widgets/vendor/plotly.js/), of the version plotly.py ships: after an
+# upgrade of plotly, this fetches the matching one from the npm registry (a test fails until it is run).
 plotly-js: $(VENV)/.installed-run
 	@version=$$($(BIN)/python -c 'import plotly.offline; print(plotly.offline.get_plotlyjs_version())') && \
 	  work=$$(mktemp -d) && cd $$work && npm pack -s plotly.js-cartesian-dist-min@$$version && \
