@@ -184,13 +184,15 @@ lock:
 	tools/lock.sh
 
 # Plotly.js's cartesian bundle (widgets/vendor/plotly.js/), of the version plotly.py ships: after an
-# upgrade of plotly, this fetches the matching one from the npm registry (a test fails until it is run).
+# upgrade of plotly, this fetches the matching one from the npm registry (a test fails until it is run),
+# kept gzipped: others' code, not a module of ScanLab's widgets.
 plotly-js: $(VENV)/.installed-run
 	@version=$$($(BIN)/python -c 'import plotly.offline; print(plotly.offline.get_plotlyjs_version())') && \
 	  work=$$(mktemp -d) && cd $$work && npm pack -s plotly.js-cartesian-dist-min@$$version && \
 	  tar xzf plotly.js-cartesian-dist-min-$$version.tgz && \
-	  cp package/plotly-cartesian.min.js package/LICENSE $(CURDIR)/widgets/vendor/plotly.js/ && rm -rf $$work && \
-	  echo "widgets/vendor/plotly.js/plotly-cartesian.min.js: plotly.js $$version"
+	  gzip -9 -n -c package/plotly-cartesian.min.js > $(CURDIR)/widgets/vendor/plotly.js/plotly-cartesian.min.js.gz && \
+	  cp package/LICENSE $(CURDIR)/widgets/vendor/plotly.js/ && rm -rf $$work && \
+	  echo "widgets/vendor/plotly.js/plotly-cartesian.min.js.gz: plotly.js $$version"
 
 # Move deploy/jupyterhub's image pin to the newest commit that changed what the image runs
 # (tools/hub_pin.py; tests/test_deploy.py fails while the pin is stale). Commit deploy/ after.

@@ -29,7 +29,7 @@ from pathlib import Path
 from playwright.sync_api import sync_playwright
 
 from harness.chromium import CHROMIUM, CHROMIUM_ARGS
-from widgets.surface import PLOTLY_JS
+from widgets.surface import plotly_js
 
 FRAME = {"transition": {"duration": 0}, "frame": {"duration": 0, "redraw": False}, "mode": "immediate"}
 
@@ -123,7 +123,7 @@ def main(argv=None) -> int:
                     page = browser.new_page(viewport={"width": 800, "height": 1600})
                     divs = "".join(f'<div id="chart{i}" style="width: 640px"></div>' for i in range(4))
                     page.set_content(divs)
-                    page.add_script_tag(content=PLOTLY_JS.read_text())
+                    page.add_script_tag(content=plotly_js())
                     cdp = page.context.new_cdp_session(page)
                     cdp.send("Performance.enable")
 

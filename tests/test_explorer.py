@@ -32,7 +32,7 @@ from widgets.figures import CHARTS
 from widgets.model import LOSSES, MAP_BATCH_SIZES, MAP_LRS, MAP_MOMENTA
 from widgets.settings import RANGES
 from widgets.stability import BOX, SETTLE_S, TRACES_PER_LOSS
-from widgets.surface import PLOTLY_JS, PLOTLY_PATH, PLOTLY_VERSION, SURFACE_JS, plotly_url, surface_maker
+from widgets.surface import PLOTLY_PATH, PLOTLY_VERSION, SURFACE_JS, plotly_js, plotly_url, surface_maker
 
 
 @pytest.fixture(scope="module")
@@ -728,7 +728,7 @@ def test_the_served_plotly_is_the_version_plotly_py_writes_figures_for():
     # plotly.py validates every figure against its own Plotly.js's schema; the bundle the page runs
     # must be that version (`make plotly-js` fetches it), with every trace type the charts use.
     assert PLOTLY_VERSION == plotly.offline.get_plotlyjs_version()
-    head = PLOTLY_JS.read_text()
+    head = plotly_js()
     assert head.startswith(f"/**\n* plotly.js (cartesian - minified) v{PLOTLY_VERSION}\n")
     assert "window.Plotly = Plotly;" in head[-200:]
     for kind in TRACE_TYPES:
@@ -742,7 +742,7 @@ def test_make_run_writes_plotly_and_voila_serves_exactly_it(tmp_path):
     stale.write_text("// what an earlier version served")
     subprocess.run([sys.executable, str(root / "tools/plotly_bundle.py")], cwd=tmp_path, check=True)
     assert not stale.exists()
-    assert (tmp_path / PLOTLY_PATH).read_bytes() == PLOTLY_JS.read_bytes()
+    assert (tmp_path / PLOTLY_PATH).read_bytes() == plotly_js().encode("utf-8")
     voila = json.loads((root / "voila.json").read_text())["VoilaConfiguration"]
     # The page's template inserts it at the page's load event, from the same address.
     assert voila["resources"]["plotly_js"] == PLOTLY_PATH

@@ -58,7 +58,7 @@ def test_the_wheel_holds_the_packages_their_files_and_the_notebooks(dist):
     _, wheel = dist
     names = set(zipfile.ZipFile(wheel).namelist())
     for needed in (
-        "widgets/vendor/plotly.js/plotly-cartesian.min.js",
+        "widgets/vendor/plotly.js/plotly-cartesian.min.js.gz",
         "widgets/vendor/plotly.js/LICENSE",
         "widgets/surface.js",
         "core/datasets/engel.csv",

@@ -1,4 +1,4 @@
-"""Copy Plotly.js's cartesian bundle (widgets.surface.PLOTLY_JS) to widgets.surface.PLOTLY_PATH (under
+"""Write Plotly.js's cartesian bundle (widgets.surface.plotly_js) to widgets.surface.PLOTLY_PATH (under
 the current folder). The dashboard serves it once per browser, and each chart loads it from there
 (widgets/surface.js) instead of carrying it in its widget state.
 
@@ -11,7 +11,7 @@ import pathlib
 import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
-from widgets.surface import PLOTLY_JS, PLOTLY_PATH  # noqa: E402
+from widgets.surface import PLOTLY_PATH, plotly_js  # noqa: E402
 
 
 def place(target: pathlib.Path, content: bytes) -> None:
@@ -26,7 +26,7 @@ def place(target: pathlib.Path, content: bytes) -> None:
 
 
 target = pathlib.Path(PLOTLY_PATH)
-place(target, PLOTLY_JS.read_bytes())
+place(target, plotly_js().encode("utf-8"))
 # What earlier versions served: no page served from now on loads it.
 for old in target.parent.glob("*.js"):
     if old.name != target.name:

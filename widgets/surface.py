@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import base64
 import functools
+import gzip
 import html
 import json
 import math
@@ -33,16 +34,24 @@ import traitlets
 
 SURFACE_JS = resources.files("widgets").joinpath("surface.js").read_text(encoding="utf-8")
 
-PLOTLY_JS = resources.files("widgets").joinpath("vendor/plotly.js/plotly-cartesian.min.js")
+PLOTLY_GZ = resources.files("widgets").joinpath("vendor/plotly.js/plotly-cartesian.min.js.gz")
 """Plotly.js's cartesian bundle as published (npm: plotly.js-cartesian-dist-min, `make plotly-js`), of the
 version plotly.py ships (tests/test_explorer.py checks): every trace type here (TRACE_TYPES) in
-1.5 MB, where plotly.py's full bundle is 4.8 MB. A first visit parses it before any chart draws."""
+1.5 MB, where plotly.py's full bundle is 4.8 MB. A first visit parses it before any chart draws.
+Kept gzipped (0.5 MB installed): it is others' code, not a module of ours (`plotly_js`)."""
 
-with PLOTLY_JS.open() as _file:
-    PLOTLY_VERSION = re.search(r"plotly\.js \(cartesian - minified\) v([0-9.]+)", _file.read(200))[1]
+
+def plotly_js() -> str:
+    """The bundle's text (1.5 MB), read and unzipped at each call: only JupyterLab's chart module
+    and `make run`'s copy need it, once each."""
+    return gzip.decompress(PLOTLY_GZ.read_bytes()).decode("utf-8")
+
+
+with PLOTLY_GZ.open("rb") as _file, gzip.open(_file, "rt", encoding="utf-8") as _text:
+    PLOTLY_VERSION = re.search(r"plotly\.js \(cartesian - minified\) v([0-9.]+)", _text.read(200))[1]
 
 PLOTLY_PATH = f".cache/static/plotly-cartesian-{PLOTLY_VERSION}.min.js"
-"""Where `make run` (tools/plotly_bundle.py) puts PLOTLY_JS, relative to the notebook's folder; the
+"""Where `make run` (tools/plotly_bundle.py) puts `plotly_js()`, relative to the notebook's folder; the
 dashboard serves it at <server>/voila/files/PLOTLY_PATH (voila.json allows exactly such files)."""
 
 # The kinds of numpy arrays sent as they are, by Plotly's typed-array names (plotly.py's JSON of a
@@ -267,7 +276,7 @@ def _surface_class(url: str | None) -> type[Surface]:
     """Surface, with a module that loads Plotly.js from `url`, or holds it (url None)."""
     if url is None:
         # JupyterLab: Plotly.js (1.5 MB) in each chart's module, run once per page (it sets window.Plotly).
-        esm = f"if (!window.Plotly) {{\n{PLOTLY_JS.read_text()}\n}}\n{Surface._esm}"
+        esm = f"if (!window.Plotly) {{\n{plotly_js()}\n}}\n{Surface._esm}"
     else:
         esm = SURFACE_JS.replace('"__PLOTLY__"', json.dumps(url), 1)
     return type("Surface", (Surface,), {"_esm": esm, "plotly_js": url, "__module__": __name__})
