@@ -34,26 +34,13 @@ import time
 import urllib.request
 from pathlib import Path
 
+from widgets.notebooks import keep_copy
+
 ROOT = Path(__file__).resolve().parent.parent
 EXERCISE = ROOT / "exercise.ipynb"
 LINKS = "links.txt"
 # JupyterLab's settings for every served lab (make lab's LAB_OPTIONS too): no "Jupyter news?" pop-up.
 LAB_SETTINGS = ROOT / "serving" / "jupyter" / "lab-settings"
-
-
-def keep_copy(source: Path, target: Path) -> bool:
-    """Copy `source` to `target` unless `target` exists; whether it copied. Never overwrites: the
-    copy is a student's answers as soon as they save."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_name(target.name + ".partial")
-    partial.write_bytes(source.read_bytes())
-    try:
-        os.link(partial, target)  # fails if target exists, even if it appeared just now
-    except FileExistsError:
-        return False
-    finally:
-        partial.unlink()
-    return True
 
 
 def address(host: str) -> str:

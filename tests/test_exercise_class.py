@@ -20,7 +20,7 @@ import pytest
 
 from harness.server import free_ports
 from harness.support.lab import run_all
-from serving.classroom import keep_copy
+from widgets.notebooks import copy, keep_copy
 
 ROOT = Path(__file__).resolve().parent.parent
 JUPYTER = Path(sys.executable).parent / "jupyter"  # make test adds JupyterLab to its environment
@@ -34,6 +34,21 @@ def test_a_copy_is_made_once_and_never_overwritten(tmp_path):
     source.write_text("a newer exercise")
     assert keep_copy(source, target) is False and target.read_text() == "my answers"
     assert sorted(p.name for p in target.parent.iterdir()) == ["exercise.ipynb"], "no partial copy left"
+
+
+def test_the_packages_notebooks_are_written_once_unless_overwritten(tmp_path):
+    # python -m widgets.notebooks DIR: the same never-overwriting copy, for both notebooks.
+    folder = tmp_path / "course"
+    assert copy(folder) == {"written": [folder / "app.ipynb", folder / "exercise.ipynb"], "kept": []}
+    assert (folder / "app.ipynb").read_bytes() == (ROOT / "app.ipynb").read_bytes()
+    (folder / "exercise.ipynb").write_text("my answers")
+    assert copy(folder)["kept"] == [folder / "app.ipynb", folder / "exercise.ipynb"]
+    assert (folder / "exercise.ipynb").read_text() == "my answers"
+    assert len(copy(folder, overwrite=True)["written"]) == 2
+    assert (folder / "exercise.ipynb").read_bytes() == (ROOT / "exercise.ipynb").read_bytes()
+    (tmp_path / "a file").write_text("")
+    with pytest.raises(NotADirectoryError, match="folder: .*a file is a file, not a folder"):
+        copy(tmp_path / "a file")
 
 
 class Class:

@@ -328,19 +328,17 @@ def test_a_slow_functions_moves_are_coalesced_to_the_last(model):
     assert round(view.view.result.settings.lr, 6) == 0.014
 
 
-def test_the_explorer_draws_a_step_on_its_trajectory_and_landscape_as_explore_does(
-    model, count_compiles, monkeypatch
-):
-    """Explorer(step=fn): the learner's loop on the explorer's own charts, the same parting step and
-    sentence as explore(fn)'s view of the same settings; none while the settings run another loop."""
-    from widgets import Explorer, your_loop
+def test_the_explorer_draws_a_step_on_its_trajectory_and_landscape_as_explore_does(model, count_compiles):
+    """explorer.draw_step(fn): the learner's loop on the explorer's own charts, the same parting step
+    and sentence as explore(fn)'s view of the same settings; none while the settings run another loop."""
+    from widgets import Explorer
 
     # The first path compiles a program per prefix: on a loaded machine (make test) 12 of them
     # once took the explorer past the checker's 10 s and drew 11 steps. Both views here get the
     # same long limit; the limit itself is test_a_path_cut_by_the_time_limit_...'s.
-    monkeypatch.setattr(your_loop, "DEFAULT_TIMEOUT", 120.0)
     settings, _ = sanitize({**QUALITY, "N": 12})
-    explorer = Explorer(settings, step=core.accumulated_gradient_step, background=False, model=model)
+    explorer = Explorer(settings, background=False, model=model)
+    explorer.draw_step(core.accumulated_gradient_step, timeout=120.0)
     alone = Exploration(core.accumulated_gradient_step, "scan_training_step", settings, background=False,
                         model=model, check=False, timeout=120.0)  # fmt: skip
     assert explorer.result.yours.parted == alone.view.parted == 2
@@ -366,6 +364,12 @@ def test_the_explorer_draws_a_step_on_its_trajectory_and_landscape_as_explore_do
     assert "set model w" in explorer.yours.words.value
     plane = {t.name: t for t in explorer.figures["plane"].figure().data}
     assert plane["path, your loop"].visible is False
+    # Explorer(step=fn) draws it from the start (its prefixes compiled above: within the 10 s).
+    started = Explorer(settings, step=core.accumulated_gradient_step, background=False, model=model)
+    np.testing.assert_array_equal(started.result.yours.carries, alone.view.path.carries)
+    for timeout in (0, -1.0, float("inf"), True, "10"):
+        with pytest.raises(ValueError, match="timeout must be a finite positive number of seconds"):
+            explorer.draw_step(core.accumulated_gradient_step, timeout=timeout)
 
 
 def test_a_served_explorer_never_runs_a_step():

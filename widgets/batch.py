@@ -146,7 +146,7 @@ class Batch(anywidget.AnyWidget):
         if kind == READY:
             self.send({"kind": WELCOME})
         elif kind == LIVE and len(self.frames) < FRAMES_KEPT:
-            self.frames.add(_frame(content))
+            self.frames.add(_frame(content.get("frame")))
 
     def shown_in(self, frame) -> None:
         """A part of the page is shown by widget manager `frame` (widgets.access.Access's views say
@@ -154,7 +154,7 @@ class Batch(anywidget.AnyWidget):
         its own and models are made only where shown (Colab), a batch would not reach its views:
         until that copy hears the kernel, nothing is collected and each change goes as it is."""
         if len(self.shown) < FRAMES_KEPT:  # a visitor's page may send anything, and as often
-            self.shown.add(_frame({"frame": frame}))
+            self.shown.add(_frame(frame))
 
     def __enter__(self) -> Batch:
         collection = _ACTIVE.get()
@@ -182,10 +182,9 @@ class Batch(anywidget.AnyWidget):
         return self.live and self.shown <= self.frames and _connected(self)
 
 
-def _frame(content: dict) -> str:
-    """The widget manager a front end's message names (widgets.batch.FRAME_JS), at most 40
-    characters of a visitor's text; "" for a front end that names none."""
-    frame = content.get("frame")
+def _frame(frame) -> str:
+    """The name of a widget manager a front end's message gives (FRAME_JS), at most 40 characters
+    of a visitor's text; "" for a front end that names none."""
     return frame[:40] if isinstance(frame, str) else ""
 
 

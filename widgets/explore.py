@@ -31,7 +31,16 @@ from widgets.model import Model
 from widgets.settings import DEFAULTS, Settings, sanitize
 from widgets.stability import on_loop, running_loop
 from widgets.surface import surface_maker
-from widgets.your_loop import TASK_SETTINGS, View, carry_text, lesson_view, not_a_number, parting_text, walk
+from widgets.your_loop import (
+    TASK_SETTINGS,
+    View,
+    carry_text,
+    lesson_view,
+    not_a_number,
+    parting_text,
+    seconds,
+    walk,
+)
 
 START = DEFAULTS._replace(lr=0.01, N=40, B=16, w0=0.0, loss="sum")
 """Where `explore` starts: the explorer's data and a stable lr, over few enough steps that a
@@ -437,8 +446,6 @@ def explore(
             f"explore() got the setting {unknown[0]!r}; for {task} they are {', '.join(CONTROLS[task])}"[:200]
         )
     start, notices = sanitize({**START._asdict(), **TASK_SETTINGS[task], **settings})
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout < float("inf"):
-        raise ValueError(f"timeout must be a finite positive number of seconds, got {timeout!r}"[:200])
     return Exploration(
         fn,
         task,
@@ -446,7 +453,7 @@ def explore(
         chosen=chosen,
         notices=notices,
         background=background,
-        timeout=float(timeout),
+        timeout=seconds(timeout),
         model=model,
     )
 

@@ -57,7 +57,7 @@ from widgets.stability import StabilityPanel
 from widgets.still import Stilled, controls_still, page_still
 from widgets.surface import plain_text, plotly_url, send, surface_maker
 from widgets.words import CAPTIONS, REGIME_WORDS, alt_text, caption, notices_html, status_html, step_html
-from widgets.your_loop import SERVED_NOTE, YourLoop
+from widgets.your_loop import DEFAULT_TIMEOUT, SERVED_NOTE, YourLoop
 
 
 def _note(text: str) -> ipw.HTML:
@@ -547,13 +547,13 @@ class Explorer:
         title = plain_text(figure.get("title.text") or "")
         figure.alt = alt_text(title, caption(name, self.result, view), words)
 
-    def draw_step(self, fn):
+    def draw_step(self, fn, timeout: float = DEFAULT_TIMEOUT):
         """Draw `fn`, a learner's function for one of the exercises, over the lesson's loop at every
-        move (widgets.your_loop.YourLoop); returns the trajectory and landscape under the sentence
-        of where they part. A served page (the dashboard) runs no visitor's code: it says so."""
+        move, `timeout` seconds at most a path (widgets.your_loop.YourLoop); returns the trajectory
+        and landscape under where they part. A served page runs no visitor's code: it says so."""
         if self.stills:  # markup, not a widget: no model more for every visitor's page
             return HTML(SERVED_NOTE)
-        self.yours = YourLoop(fn, self.words, self.yours)
+        self.yours = YourLoop(fn, self.words, self.yours, timeout)
         settings = self.yours.settings(self.settings)
         with self._quietly():
             for name, widget in self.inputs.items():

@@ -42,41 +42,38 @@ def require_own() -> None:
                 f"a folder or package named {name} comes first on Python's path (sys.path). Rename "
                 f"that folder if it is yours. {FIX}"
             )
-    distribution = _installed(root)
-    if distribution is None:  # a checkout, or an editable install: nothing was copied to compare
+    files = _installed(root)
+    if files is None:  # a checkout, or an editable install: nothing was copied to compare
         return
+    owners = _owners(root)
     for name in PACKAGES:
-        entry = _entry(distribution, f"{name}/__init__.py")
+        entry = files.get(f"{name}/__init__.py")
         if entry is not None and entry.hash is not None and _digest(root / entry) != entry.hash.value:
             raise NotScanLab(
                 f"{root / name / '__init__.py'} is not the file ScanLab installed: another "
-                f"distribution ({_owners(root, name) or 'unknown'}) installed a package named {name} "
+                f"distribution ({owners.get(name, 'unknown')}) installed a package named {name} "
                 f"over ScanLab's. {FIX}"
             )
-    for name in PACKAGES:
-        owners = _owners(root, name)
-        if owners:
-            warnings.warn(
-                f"Another distribution ({owners}) also installed a package named {name} in {root}: "
-                f"uninstalling it would delete ScanLab's files. {FIX}",
-                stacklevel=3,
-            )
+    for name, others in owners.items():
+        warnings.warn(
+            f"Another distribution ({others}) also installed a package named {name} in {root}: "
+            f"uninstalling it would delete ScanLab's files. {FIX}",
+            stacklevel=3,
+        )
 
 
-def _installed(root: Path) -> importlib.metadata.Distribution | None:
-    """ScanLab's distribution, when the packages in `root` are the ones it installed."""
+def _installed(root: Path) -> dict | None:
+    """The files of ScanLab's distribution's RECORD by path (importlib.metadata's PackagePath, with
+    its hash), when the packages in `root` are the ones it installed; else None."""
     try:
         distribution = importlib.metadata.distribution(DISTRIBUTION)
     except importlib.metadata.PackageNotFoundError:
         return None
-    entry = _entry(distribution, "widgets/__init__.py")
+    files = {str(file): file for file in distribution.files or ()}
+    entry = files.get("widgets/__init__.py")
     if entry is None or Path(distribution.locate_file(entry)).resolve().parent.parent != root:
         return None
-    return distribution
-
-
-def _entry(distribution, path: str):
-    return next((file for file in distribution.files or () if str(file) == path), None)
+    return files
 
 
 def _digest(path: Path) -> str:
@@ -85,13 +82,17 @@ def _digest(path: Path) -> str:
     return base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
 
 
-def _owners(root: Path, name: str) -> str:
-    """The other distributions in `root` whose RECORD lists files of package `name`, as "a 1.0, b 2"."""
-    owners = []
+def _owners(root: Path) -> dict[str, str]:
+    """Package name -> the other distributions in `root` whose RECORD lists files of it, as
+    "a 1.0, b 2"; one pass over the folder's RECORDs."""
+    owners: dict[str, list[str]] = {}
     for record in sorted(root.glob("*.dist-info/RECORD")):
         if record.parent.name.lower().startswith(f"{DISTRIBUTION}-"):
             continue
         text = record.read_text(encoding="utf-8", errors="replace")
-        if text.startswith(f"{name}/") or f"\n{name}/" in text:
-            owners.append(record.parent.name.removesuffix(".dist-info").replace("-", " ", 1))
-    return ", ".join(owners)
+        for name in PACKAGES:
+            if text.startswith(f"{name}/") or f"\n{name}/" in text:
+                owners.setdefault(name, []).append(
+                    record.parent.name.removesuffix(".dist-info").replace("-", " ", 1)
+                )
+    return {name: ", ".join(found) for name, found in owners.items()}

@@ -194,6 +194,14 @@ def parting_text(view: View) -> str:
     return " ".join(sentences)
 
 
+def seconds(timeout) -> float:
+    """`timeout`, the seconds a learner's function may take for a path, checked: ValueError naming
+    it unless it is a finite positive number."""
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout < float("inf"):
+        raise ValueError(f"timeout must be a finite positive number of seconds, got {timeout!r}"[:200])
+    return float(timeout)
+
+
 SERVED_NOTE = (
     "<p><i>A loop of your own is drawn in a notebook: open the lesson in JupyterLab "
     "(<code>make lab</code>), where this cell draws it on the charts.</i></p>"
@@ -207,8 +215,9 @@ class YourLoop:
     words, or taken over from `previous`), and the thread that compiles a path's one program
     (core.exercises.paths.LearnerLoop.prepare)."""
 
-    def __init__(self, fn, box: ipw.Box, previous: YourLoop | None = None):
+    def __init__(self, fn, box: ipw.Box, previous: YourLoop | None = None, timeout: float = DEFAULT_TIMEOUT):
         self.task, _ = chosen_task(fn, None, "Drawn")
+        self.timeout = seconds(timeout)
         self.loop = LearnerLoop(fn, self.task)
         self.view: View | None = None
         if previous is None:
@@ -239,7 +248,7 @@ class YourLoop:
         self.view = None
         if not fits(result.settings, self.task):
             lesson = lesson_view(result, self.task, *batches)
-            self.view = walk(self.loop, lesson, DEFAULT_TIMEOUT, self._compiler.submit)
+            self.view = walk(self.loop, lesson, self.timeout, self._compiler.submit)
             result = result._replace(yours=Yours(self.view.path.carries, self.view.parted))
         self._say(result.settings)
         return result

@@ -8,6 +8,7 @@ installed ScanLab they are copies. `python -m widgets.notebooks [FOLDER]` writes
 from __future__ import annotations
 
 import argparse
+import os
 from importlib import resources
 from pathlib import Path
 
@@ -23,16 +24,30 @@ def copy(folder: str | Path = ".", *, overwrite: bool = False) -> dict[str, list
     folder = Path(folder)
     if folder.exists() and not folder.is_dir():
         raise NotADirectoryError(f"folder: {folder} is a file, not a folder")
-    folder.mkdir(parents=True, exist_ok=True)
     done: dict[str, list[Path]] = {"written": [], "kept": []}
     for name in NOTEBOOKS:
-        target = folder / name
-        if target.exists() and not overwrite:
-            done["kept"].append(target)
-            continue
-        target.write_bytes(resources.files(__package__).joinpath(name).read_bytes())
-        done["written"].append(target)
+        source, target = resources.files(__package__).joinpath(name), folder / name
+        if overwrite:
+            folder.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(source.read_bytes())
+        written = overwrite or keep_copy(source, target)
+        done["written" if written else "kept"].append(target)
     return done
+
+
+def keep_copy(source, target: Path) -> bool:
+    """Copy `source` (a path, or an importlib.resources file) to `target` unless `target` exists;
+    whether it copied. Never overwrites: the copy is a learner's answers as soon as they save."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(target.name + ".partial")
+    partial.write_bytes(source.read_bytes())
+    try:
+        os.link(partial, target)  # fails if target exists, even if it appeared just now
+    except FileExistsError:
+        return False
+    finally:
+        partial.unlink()
+    return True
 
 
 def main(argv: list[str] | None = None) -> None:
