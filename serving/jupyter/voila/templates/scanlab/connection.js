@@ -1,0 +1,254 @@
+// The page's connection to its kernel, kept and told (docs/design.md, "When the connection drops").
+// Voila's app (window.jupyterapp) holds it once its widget manager is up.
+//
+// The connection library Voila bundles retries a dropped websocket after random waits that grow to
+// 10-30 s, and ignores the browser's `online` event: a page showed the run before the drop for that
+// long, with nothing said. So while the socket is down the page asks the server about once a second
+// whether its kernel is still there (GET api/kernels/<id>, the route the page itself used to start):
+// - it is: reconnect now (`kernel.reconnect()`, the library's public call);
+// - it is gone (404: killed, or a server restarted since): say so, and offer a reload that opens the
+//   share link, so the new kernel starts from the settings the page showed;
+// - no answer: say the server cannot be reached; the page reconnects when it answers.
+// Once the socket is back, ipywidgets asks the kernel for every widget's state in one message, so
+// the charts, the status line, the notice and the share link become the kernel's again; moves made
+// meanwhile were queued by the library and reach the kernel before that request (the library sends
+// its queue once the kernel has answered its first request, or after 3 s). The notice stays until
+// the widget manager says that answer is in (its `restored` signal).
+// Leaving the page closes the socket too: nothing is shown once the page unloads.
+(() => {
+  const GRACE_MS = 700; // a reconnect quicker than this says nothing
+  const PROBE_MS = 1000; // how often a page without its socket asks (x 0.75 to 1.25, so a class spreads)
+  const SLOW_AFTER_MS = 60_000; // then every 3 s, until the server answers
+  const RECONNECT_GAP_MS = 3000; // a connection attempt is given this long before the next
+  const CATCH_UP_MS = 10_000; // the most the "bringing up to date" notice waits for the manager
+  const WORD_MS = 8000; // how long a word about a lost change stays
+  const STOPPED =
+    "The dashboard's kernel stopped, so the controls no longer respond. Reload to start again " +
+    "with the settings shown.";
+  const GONE =
+    "The dashboard's kernel stopped: the server ended it or restarted. Reload to start again with " +
+    "the settings shown.";
+  const RECONNECTING =
+    "Connection to the server lost: reconnecting. The charts show the run from before it dropped; " +
+    "moves made now are sent when it is back.";
+  const CATCHING_UP = "Connected again: bringing the page up to date.";
+  const UNREACHABLE =
+    "The server cannot be reached (the network or the server is down). The charts show the last " +
+    "run received; this page reconnects by itself when the server answers.";
+
+  let leaving = false;
+  window.addEventListener("beforeunload", () => { leaving = true; });
+
+  const PRESENTATION = ["view", "hide", "token"]; // what a link says beyond the run (widgets/settings.py)
+  // The share link, when it names this page (same origin and path), with what the page's own
+  // address says beyond the run (its view, what it hides); else the page's own address.
+  const reloadTarget = () => {
+    const field = document.querySelector(".scanlab-share input[type=text]");
+    try {
+      const url = new URL(field ? field.value : "", window.location.href);
+      if (field && field.value && url.origin === window.location.origin &&
+          url.pathname === window.location.pathname) {
+        for (const [key, value] of new URLSearchParams(window.location.search)) {
+          if (PRESENTATION.includes(key) && !url.searchParams.has(key)) url.searchParams.append(key, value);
+        }
+        return url.href;
+      }
+    } catch (error) { /* not a URL: the page's own address */ }
+    return window.location.href;
+  };
+
+  const stopped = (words) => {
+    hideBanner();
+    if (leaving || document.querySelector(".scanlab-kernel-stopped")) return;
+    const notice = document.createElement("div");
+    notice.className = "scanlab-kernel-stopped";
+    notice.setAttribute("role", "alert");
+    const text = document.createElement("span");
+    text.textContent = words;
+    const reload = document.createElement("button");
+    reload.textContent = "Reload";
+    reload.addEventListener("click", () => window.location.assign(reloadTarget()));
+    notice.append(text, reload);
+    document.body.classList.add("scanlab-stopped");
+    document.body.prepend(notice);
+  };
+
+  let banner = null;
+  const showBanner = (words) => {
+    if (leaving || document.querySelector(".scanlab-kernel-stopped")) return;
+    if (!banner) {
+      banner = document.createElement("div");
+      banner.className = "scanlab-reconnecting";
+      banner.setAttribute("role", "status");
+      document.body.prepend(banner);
+      document.body.classList.add("scanlab-offline");
+    }
+    if (banner.textContent !== words) banner.textContent = words;
+  };
+  function hideBanner() {
+    if (banner) banner.remove();
+    banner = null;
+    document.body.classList.remove("scanlab-offline");
+  }
+
+  // Each slider's readout by its label.
+  const readouts = () => {
+    const out = {};
+    for (const slider of document.querySelectorAll(".widget-slider")) {
+      const label = slider.querySelector("label");
+      const field = slider.querySelector(".widget-readout");
+      if (label && field) out[label.textContent.trim()] = field.textContent.trim();
+    }
+    if (document.querySelector(".widget-play")) {
+      out.Play = document.querySelector(".widget-play .fa-pause") ? "playing" : "stopped";
+    }
+    return out;
+  };
+
+  const probe = async (kernel) => {
+    const settings = kernel.serverSettings;
+    const url = `${settings.baseUrl.replace(/\/?$/, "/")}api/kernels/${encodeURIComponent(kernel.id)}`;
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(), 4000);
+    try {
+      const response = await fetch(url, {
+        cache: "no-store",
+        credentials: "same-origin",
+        headers: settings.token ? { Authorization: `token ${settings.token}` } : {},
+        signal: abort.signal,
+      });
+      return response.status === 404 ? "gone" : "answers";
+    } catch (error) {
+      return "unreachable";
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+
+  const keep = (manager, kernel) => {
+    let connected = kernel.connectionStatus === "connected";
+    let lostAt = 0; // when the socket went, while it is down
+    let timer = null;
+    let asked = -Infinity; // when reconnect() was last called
+    let over = false; // the kernel is gone: nothing more to try
+    let caughtUp = null; // until the manager's state is the kernel's again after a reconnect
+    let waiting = Promise.resolve(new Map()); // the models' unanswered messages then (unstick.js)
+    let shown = {}; // the readouts then
+    const current = async () => {
+      clearTimeout(caughtUp);
+      caughtUp = null;
+      manager.restored.disconnect(current);
+      window.scanlabUnstick(await waiting);
+      if (kernel.connectionStatus !== "connected" || lostAt) return;
+      // A control the kernel's state put back: its change was lost on the way, say so.
+      const now = readouts();
+      const back = Object.keys(shown).filter((name) => name !== "step" && now[name] !== shown[name]);
+      if (back.length === 0) return hideBanner();
+      const told = (name) => name === "Play" ? `Play stopped at step ${now.step}` : `${name} is back at ${now[name]}`;
+      showBanner(back.map(told).join(", ") + ": the change did not reach the server before the connection dropped.");
+      setTimeout(() => banner && banner.textContent.includes("did not reach") && hideBanner(), WORD_MS);
+    };
+
+    const down = () => !leaving && !over && !kernel.isDisposed && kernel.connectionStatus !== "connected";
+    const schedule = (ms) => {
+      clearTimeout(timer);
+      const every = performance.now() - lostAt > SLOW_AFTER_MS ? 3 * PROBE_MS : PROBE_MS;
+      timer = setTimeout(check, ms !== undefined ? ms : every * (0.75 + Math.random() / 2));
+    };
+    const check = async () => {
+      timer = null;
+      if (!down()) return;
+      const found = await probe(kernel);
+      if (!down()) return;
+      if (found === "gone") {
+        over = true;
+        stopped(GONE);
+        return;
+      }
+      if (performance.now() - lostAt > GRACE_MS) showBanner(found === "answers" ? RECONNECTING : UNREACHABLE);
+      if (found === "answers" && performance.now() - asked > RECONNECT_GAP_MS) {
+        asked = performance.now();
+        kernel.reconnect().catch(() => {}); // "disconnected" again: the next check tries again
+      }
+      schedule();
+    };
+    const lost = () => {
+      if (caughtUp !== null) { // dropped again before the page caught up
+        clearTimeout(caughtUp);
+        caughtUp = null;
+        manager.restored.disconnect(current);
+      }
+      if (!lostAt) lostAt = performance.now();
+      if (timer === null) schedule(GRACE_MS);
+    };
+
+    kernel.statusChanged.connect((_, status) => {
+      if (["dead", "restarting", "autorestarting"].includes(status)) {
+        over = true;
+        stopped(STOPPED);
+      }
+    });
+    kernel.connectionStatusChanged.connect((_, status) => {
+      if (status === "connected") {
+        const dropped = lostAt !== 0;
+        connected = true;
+        lostAt = 0;
+        clearTimeout(timer);
+        timer = null;
+        if (dropped && caughtUp === null) {
+          waiting = window.scanlabWaiting(manager).catch(() => new Map());
+          shown = readouts();
+          showBanner(CATCHING_UP);
+          manager.restored.connect(current);
+          caughtUp = setTimeout(current, CATCH_UP_MS);
+        } else if (caughtUp === null) hideBanner();
+      } else if (connected) {
+        lost(); // "connecting" after a drop, or "disconnected" once the library gives up
+      } else if (status === "disconnected") {
+        stopped(STOPPED); // never connected: nothing to come back to
+      }
+    });
+    const now = () => {
+      if (down() && connected) schedule(0);
+    };
+    window.addEventListener("online", now);
+    document.addEventListener("visibilitychange", () => document.visibilityState === "visible" && now());
+    if (kernel.status === "dead") stopped(STOPPED);
+    else if (kernel.connectionStatus === "disconnected") stopped(STOPPED);
+  };
+
+  // Outputs whose widget the manager did not have once it had restored the kernel's widgets: their
+  // place reads "Error displaying widget: model not found" for good (ipywidgets renders an output
+  // once). Seen in about 1 of 10 classes of 6 arriving at once on a loaded 2-core machine, always
+  // the last cells' outputs (docs/design.md, "An output without its widget"); the page is loaded
+  // again, once, from its share link: a new kernel, the same settings.
+  const MISSING = "Error displaying widget: model not found";
+  const RELOADED = "scanlab-reloaded-for-missing-widgets";
+  const complete = (manager) => {
+    const look = (tries) => {
+      const missing = [...document.querySelectorAll(".jupyter-widgets")].filter((node) => node.textContent === MISSING);
+      if (missing.length === 0) {
+        if (tries > 0) setTimeout(look, 1000, tries - 1);
+        return;
+      }
+      const last = Number(window.sessionStorage.getItem(RELOADED) || 0);
+      if (Date.now() - last < 10 * 60_000) return; // once: a page that fails again stays as it is
+      window.sessionStorage.setItem(RELOADED, String(Date.now()));
+      showBanner(`${missing.length} parts of this page did not load: loading it again.`);
+      window.location.reload();
+    };
+    if (manager.restoredStatus) look(30);
+    else manager.restored.connect(function first() { manager.restored.disconnect(first); look(30); });
+  };
+
+  const watch = (tries) => {
+    const manager = window.jupyterapp && window.jupyterapp.widgetManager;
+    const kernel = manager && manager.kernel;
+    if (kernel) {
+      keep(manager, kernel);
+      complete(manager);
+    }
+    else if (tries > 0) setTimeout(watch, 250, tries - 1);
+  };
+  watch(4 * 120);
+})();
