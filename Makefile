@@ -13,7 +13,7 @@ PIP := $(BIN)/python -m pip --disable-pip-version-check -q
 # No accelerator is needed; skipping the probe saves a second at every start.
 export JAX_PLATFORMS ?= cpu
 
-.PHONY: run test check quick screenshots lab lab-env class hub-pin lint lock clean chromium bench load \
+.PHONY: run test check quick screenshots lab lab-env class hub-pin lint lock clean chromium bench load faults \
   plotly-js axe-core
 
 # Compiled XLA programs are kept on disk, so a new kernel loads the engine instead of compiling it
@@ -176,6 +176,14 @@ bench: $(VENV)/.installed-test chromium
 LOAD_ARGS ?=
 load: $(VENV)/.installed-test chromium
 	$(BIN)/python -m benchmarks.load --out .cache/load.md $(LOAD_ARGS)
+
+# A classroom's faults: 200 injected into 2 dashboard pages in Chromium (network cuts during drags,
+# typed moves, the map's work and Play; tabs asleep; kernels killed; the server started again), each
+# page checked true after each (benchmarks/faults.py, docs/faults.md). About 25 minutes; also kept in
+# .cache/faults.md. E.g. `make faults FAULTS_ARGS="--faults 40"`.
+FAULTS_ARGS ?=
+faults: $(VENV)/.installed-test chromium
+	$(BIN)/python -m benchmarks.faults --out .cache/faults.md $(FAULTS_ARGS)
 
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check .

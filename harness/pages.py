@@ -35,12 +35,14 @@ def page_settings(state: dict) -> Settings:
     return settings
 
 
-def expected_charts(model: Model, settings: Settings) -> dict[str, go.Figure]:
-    """Each chart as the explorer draws it for `settings` after a move (playback at step N), by title:
-    the charts of its model (`Chart.models`; the other model's is hidden, and never drawn until shown)."""
+def expected_charts(model: Model, settings: Settings, step: int | None = None) -> dict[str, go.Figure]:
+    """Each chart as the explorer draws it for `settings` after a move (playback at step N, or at
+    `step`), by title: the charts of its model (`Chart.models`; the other model's is hidden, and
+    never drawn until shown)."""
     result = model.compute(settings)
+    step = settings.N if step is None else step
     charts = [chart for chart in CHARTS.values() if settings.model in chart.models]
-    figures = [chart.build(result, settings.loss, settings.N, widget=go.Figure) for chart in charts]
+    figures = [chart.build(result, settings.loss, step, widget=go.Figure) for chart in charts]
     figures.append(STABILITY_CHART.build(model.stability(settings), settings, widget=go.Figure))
     return {figure.layout.title.text: figure for figure in figures}
 

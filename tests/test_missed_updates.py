@@ -6,9 +6,9 @@ draw the run its share link names, as its kernel computed it (harness.pages), ev
 - A tab in the background: Chromium freezes it (no task, no animation frame); the answer to a move
   made just before, and the stability map computed meanwhile, are drawn when it is back.
 - Moves faster than frames: a burst of key presses, each a new run while the last is drawn.
-- A network blip: the page's websocket to its kernel drops after a move and is opened again; or
-  the kernel's answers are lost on the way before it drops (the page's widget manager asks for
-  every widget's state when it connects again: this checks it does).
+- A network blip: the kernel's answers are lost on the way before the page's websocket drops (the
+  page's widget manager asks for every widget's state when it connects again: this checks it
+  does). A move just before a cut, and the other cuts: tests/test_faults.py.
 """
 
 from __future__ import annotations
@@ -115,32 +115,6 @@ async def drop_and_reconnect(sockets: list) -> list[str]:
     while len(sockets) == opened and asyncio.get_running_loop().time() < deadline:
         await asyncio.sleep(0.2)
     return [] if len(sockets) > opened else ["the page never opened its websocket again"]
-
-
-def test_a_page_whose_websocket_drops_after_a_move_draws_that_move(url, model, visit):
-    async def scenario(browser):
-        page = await browser.new_page()
-        errors = []  # e.g. anywidget's "Failed to initialize model": that chart takes no more messages
-        page.on("pageerror", lambda error: errors.append(str(error)))
-        sockets = []
-
-        def relay(route):  # the page's kernel websockets, through this test, which can drop them
-            server = route.connect_to_server()
-            sockets.append((route, server))
-
-        await page.route_web_socket(re.compile(r".*/api/kernels/.*/channels.*"), relay)
-        await page.goto(url, timeout=120_000)
-        await charts_shown(page)
-        await settled(page, model, lambda s: True, SETTLE_S)
-        await type_value(page, "N", "40")
-        lost = await drop_and_reconnect(sockets)  # the kernel's answer is sent to no one
-        if lost:
-            return lost
-        wrong, _ = await settled(page, model, lambda s: s.N == 40, SETTLE_S)
-        notice = await page.locator(".scanlab-kernel-stopped").count()
-        return wrong + (["the page says its kernel stopped"] if notice else []) + errors
-
-    assert visit(scenario) == []
 
 
 def test_a_page_that_lost_the_kernels_answers_asks_again_when_it_reconnects(url, model, visit):
