@@ -130,9 +130,11 @@ def test_explore_draws_a_wrong_loop_and_a_bad_one_leaves_the_view_usable(browser
         readout = page.locator(".widget-slider").filter(has=page.locator("label", has_text="lr")).first
         readout.locator(".widget-readout").fill("0.02")
         readout.locator(".widget-readout").press("Enter")
+        # The path of the new lr may come after the lesson's loop (a loaded machine): wait for both.
         page.wait_for_function(
-            "() => !document.querySelector('.scanlab-parting').textContent.includes('1.01496')",
-            timeout=30_000,
+            """() => { const words = document.querySelector('.scanlab-parting').textContent;
+                       return !words.includes('1.01496') && words.includes('They part at step'); }""",
+            timeout=60_000,
         )
         # The bad functions' views stay usable: N typed in each, their lesson's loop follows.
         for index in (1, 2):
