@@ -1,20 +1,9 @@
 // The page's connection to its kernel, kept and told (docs/design.md, "When the connection drops").
-// Voila's app (window.jupyterapp) holds it once its widget manager is up.
-//
-// The connection library Voila bundles retries a dropped websocket after random waits that grow to
-// 10-30 s, and ignores the browser's `online` event: a page showed the run before the drop for that
-// long, with nothing said. So while the socket is down the page asks the server about once a second
-// whether its kernel is still there (GET api/kernels/<id>, the route the page itself used to start):
-// - it is: reconnect now (`kernel.reconnect()`, the library's public call);
-// - it is gone (404: killed, or a server restarted since): say so, and offer a reload that opens the
-//   share link, so the new kernel starts from the settings the page showed;
-// - no answer: say the server cannot be reached; the page reconnects when it answers.
-// Once the socket is back, ipywidgets asks the kernel for every widget's state in one message, so
-// the charts, the status line, the notice and the share link become the kernel's again; moves made
-// meanwhile were queued by the library and reach the kernel before that request (the library sends
-// its queue once the kernel has answered its first request, or after 3 s). The notice stays until
-// the widget manager says that answer is in (its `restored` signal).
-// Leaving the page closes the socket too: nothing is shown once the page unloads.
+// The library Voila bundles retries a dropped socket after random waits that double each try (to a
+// minute), saying nothing. Here, while the socket is down, the page asks the server about once a
+// second whether its kernel is there (GET api/kernels/<id>): yes, reconnect now; 404, say it
+// stopped and offer a reload of the share link; no answer, say the server cannot be reached. After
+// a reconnect the widget manager fetches every widget's state; the notice stays until it has.
 (() => {
   const GRACE_MS = 700; // a reconnect quicker than this says nothing
   const PROBE_MS = 1000; // how often a page without its socket asks (x 0.75 to 1.25, so a class spreads)
@@ -219,9 +208,9 @@
 
   // Outputs whose widget the manager did not have once it had restored the kernel's widgets: their
   // place reads "Error displaying widget: model not found" for good (ipywidgets renders an output
-  // once). Seen in about 1 of 10 classes of 6 arriving at once on a loaded 2-core machine, always
-  // the last cells' outputs (docs/design.md, "An output without its widget"); the page is loaded
-  // again, once, from its share link: a new kernel, the same settings.
+  // once). Seen for the last cells' outputs of one page of a class of six arriving at once on a
+  // loaded 2-core machine (docs/design.md, "An output without its widget"); the page is loaded
+  // again, once: a new kernel, the same address.
   const MISSING = "Error displaying widget: model not found";
   const RELOADED = "scanlab-reloaded-for-missing-widgets";
   const complete = (manager) => {
@@ -247,8 +236,7 @@
     if (kernel) {
       keep(manager, kernel);
       complete(manager);
-    }
-    else if (tries > 0) setTimeout(watch, 250, tries - 1);
+    } else if (tries > 0) setTimeout(watch, 250, tries - 1);
   };
   watch(4 * 120);
 })();
