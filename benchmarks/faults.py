@@ -208,12 +208,17 @@ def table(outcomes: list[Outcome]) -> str:
     for kind in [*kinds, "all"]:
         chosen = [o for o in outcomes if kind in ("all", o.kind)]
         down = [o.down for o in chosen]
-        asked = [o for o in chosen if o.down > 1.5 or o.kind.startswith(("kernel", "server"))]
-        said = sum(o.said is not None for o in asked)
+        # A frozen tab runs no script: it cannot say anything until it wakes, and then it is back.
+        asked = [
+            o
+            for o in chosen
+            if not o.kind.startswith("asleep") and (o.down > 1.5 or o.kind.startswith(("kernel", "server")))
+        ]
+        said = f"{sum(o.said is not None for o in asked)} of {len(asked)}" if asked else "-"
         true = sum(not o.wrong for o in chosen)
         span = f"{min(down):.1f}-{max(down):.1f}" if down else "-"
         lines.append(
-            f"| {kind} | {len(chosen)} | {span} | {said} of {len(asked)} | {true} of {len(chosen)} | "
+            f"| {kind} | {len(chosen)} | {span} | {said} | {true} of {len(chosen)} | "
             f"{quantiles([o.took for o in chosen if o.took is not None])} |"
         )
     return "\n".join(lines)

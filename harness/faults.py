@@ -11,7 +11,7 @@ the network is gone too, as a laptop's is, and fires `online` when it is back.
 After each fault, `truth(page, model)` says whether the page is true: every chart holds the run its
 share link names as its kernel computed it (harness.pages), the readouts of lr, N, B and w0 are
 those of that link (no chart disagrees with its controls), and no notice says the connection is
-down; or, with `said_ok`, the page says its connection is down or its kernel stopped.
+down.
 """
 
 from __future__ import annotations
@@ -24,11 +24,10 @@ import re
 import time
 
 from harness.pages import PAGE_STATE, differences, drawn_frame, expected_charts, page_settings
-from harness.support.visits import readout, type_value
+from harness.support.visits import type_value
 from widgets.model import Model
 
 CONTROLS = ("lr", "N", "B", "w0")
-WEBSOCKET = re.compile(r".*/api/kernels/.*/channels.*")
 
 # What the page says while its connection is down, and once its kernel has stopped
 # (serving/jupyter/voila/templates/scanlab/connection.js).
@@ -159,9 +158,7 @@ def readouts_differ(readouts: dict, settings) -> list[str]:
     return out
 
 
-async def truth(
-    page, model: Model, timeout: float, said_ok: bool = False, done=lambda settings: True
-) -> tuple[list[str], float]:
+async def truth(page, model: Model, timeout: float, done=lambda settings: True) -> tuple[list[str], float]:
     """Poll the page until it is true (module docstring) and `done(settings)` holds for the settings
     its share link names; ([], seconds it took) then, or what is still wrong after `timeout`
     seconds. The landscape's range of w is read from the page (its kernel ran runs this process
@@ -171,8 +168,6 @@ async def truth(
     while True:
         state = await page.evaluate(PAGE_STATE)
         words = await page.evaluate(PAGE_WORDS)
-        if said_ok and (words["banner"] or words["stopped"]):
-            return [], time.monotonic() - start
         wrong = []
         if words["banner"]:
             wrong.append(f"the page says: {words['banner'][:60]}")
@@ -282,7 +277,6 @@ __all__ = [
     "drag",
     "network_down",
     "play",
-    "readout",
     "reached",
     "readouts_differ",
     "says_down",
