@@ -11,6 +11,7 @@
   const RECONNECT_GAP_MS = 3000; // a connection attempt is given this long before the next
   const CATCH_UP_MS = 10_000; // the most the "bringing up to date" notice waits for the manager
   const WORD_MS = 8000; // how long a word about a lost change stays
+  const UNSTICK_AFTER_MS = 3000; // after the manager has the kernel's state (unstick.js)
   const STOPPED =
     "The dashboard's kernel stopped, so the controls no longer respond. Reload to start again " +
     "with the settings shown.";
@@ -88,9 +89,7 @@
       const field = slider.querySelector(".widget-readout");
       if (label && field) out[label.textContent.trim()] = field.textContent.trim();
     }
-    if (document.querySelector(".widget-play")) {
-      out.Play = document.querySelector(".widget-play .fa-pause") ? "playing" : "stopped";
-    }
+    if (document.querySelector(".widget-play")) out.play = "";
     return out;
   };
 
@@ -122,18 +121,23 @@
     let over = false; // the kernel is gone: nothing more to try
     let caughtUp = null; // until the manager's state is the kernel's again after a reconnect
     let waiting = Promise.resolve(new Map()); // the models' unanswered messages then (unstick.js)
-    let shown = {}; // the readouts then
-    const current = async () => {
+    const current = () => {
       clearTimeout(caughtUp);
       caughtUp = null;
       manager.restored.disconnect(current);
-      window.scanlabUnstick(await waiting);
+      if (kernel.connectionStatus === "connected" && !lostAt) hideBanner();
+      // An answer may still come a moment after the manager's: only then is a message lost.
+      const noted = waiting;
+      setTimeout(() => unstick(noted), UNSTICK_AFTER_MS);
+    };
+    const unstick = async (noted) => {
+      const lost = window.scanlabUnstick(await noted);
       if (kernel.connectionStatus !== "connected" || lostAt) return;
-      // A control the kernel's state put back: its change was lost on the way, say so.
+      // A control whose last change was lost on the way: the kernel's state put it back; say so.
       const now = readouts();
-      const back = Object.keys(shown).filter((name) => name !== "step" && now[name] !== shown[name]);
+      const back = lost.map((model) => model.get("description")).filter((name) => name && name in now);
       if (back.length === 0) return hideBanner();
-      const told = (name) => name === "Play" ? `Play stopped at step ${now.step}` : `${name} is back at ${now[name]}`;
+      const told = (name) => name === "play" ? `Play stopped at step ${now.step}` : `${name} is back at ${now[name]}`;
       showBanner(back.map(told).join(", ") + ": the change did not reach the server before the connection dropped.");
       setTimeout(() => banner && banner.textContent.includes("did not reach") && hideBanner(), WORD_MS);
     };
@@ -186,7 +190,6 @@
         timer = null;
         if (dropped && caughtUp === null) {
           waiting = window.scanlabWaiting(manager).catch(() => new Map());
-          shown = readouts();
           showBanner(CATCHING_UP);
           manager.restored.connect(current);
           caughtUp = setTimeout(current, CATCH_UP_MS);
