@@ -40,7 +40,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.chromium import CHROMIUM, CHROMIUM_ARGS
-from harness.faults import Proxy, drag, network_down, play, reached, says_down, truth, typed, words_seen
+from harness.faults import (
+    Proxy,
+    drag,
+    network_down,
+    play,
+    reached,
+    says_down,
+    share_link,
+    truth,
+    typed,
+    words_seen,
+)
+from harness.faults import open_page as opened
 from harness.pages import PAGE_STATE, page_settings
 from harness.server import Server
 from harness.support.visits import charts_shown
@@ -69,15 +81,7 @@ class Visitor:
 
 
 async def open_page(browser, visitor: Visitor) -> None:
-    context = await browser.new_context(viewport={"width": 1280, "height": 900})
-    visitor.page = await context.new_page()
-    visitor.page.on("pageerror", lambda error: visitor.errors.append(str(error)))
-    await visitor.page.goto(visitor.proxy.url, timeout=180_000)
-    await charts_shown(visitor.page)
-
-
-async def share(page) -> str:
-    return await page.locator(".scanlab-share input[type=text]").input_value()
+    visitor.page, visitor.errors = await opened(browser, visitor.proxy.url)
 
 
 async def cut(visitor: Visitor, kind: str, rng: random.Random, settle: float) -> Outcome:
@@ -136,7 +140,7 @@ async def reloaded(visitor: Visitor, link: str, settle: float) -> tuple[list[str
     await charts_shown(page)
     visitor.model = Model()
     wrong, _ = await truth(page, visitor.model, settle)
-    now = await share(page)
+    now = await share_link(page)
     if now.split("?", 1)[-1] != link.split("?", 1)[-1]:
         wrong.append(f"the reload drew {now.split('?', 1)[-1]}, the link was {link.split('?', 1)[-1]}")
     return wrong, time.monotonic() - start
@@ -147,7 +151,7 @@ async def kernel_killed(visitor: Visitor, server: Server, rng: random.Random, se
     kernel_id = await page.evaluate("() => window.jupyterapp.widgetManager.kernel.id")
     await typed(page, rng)
     await asyncio.sleep(rng.uniform(0, 0.3))  # mid-move
-    link = await share(page)
+    link = await share_link(page)
     killed = [p.pid for p in server.kernels() if f"kernel-{kernel_id}.json" in " ".join(p.cmdline())]
     for pid in killed:
         os.kill(pid, signal.SIGKILL)
@@ -158,13 +162,13 @@ async def kernel_killed(visitor: Visitor, server: Server, rng: random.Random, se
         said = time.monotonic() - start
     except Exception:  # noqa: BLE001 - the page never said so
         return Outcome("kernel killed mid-move", 0, None, None, ["never said its kernel stopped"])
-    link = await share(page)  # what the page shows when it says so
+    link = await share_link(page)  # what the page shows when it says so
     wrong, took = await reloaded(visitor, link, settle)
     return Outcome("kernel killed mid-move", 0, said, None if wrong else took, wrong)
 
 
 async def restart(visitors, servers: list, rng: random.Random, settle: float, log: Path) -> list[Outcome]:
-    links = [await share(v.page) for v in visitors]
+    links = [await share_link(v.page) for v in visitors]
     await asyncio.to_thread(servers[-1].stop)
     stopped = time.monotonic()
     saids = await asyncio.gather(*(says_down(v.page, SAID_S + 5) for v in visitors))

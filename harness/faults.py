@@ -24,7 +24,7 @@ import re
 import time
 
 from harness.pages import PAGE_STATE, differences, drawn_frame, expected_charts, page_settings
-from harness.support.visits import type_value
+from harness.support.visits import charts_shown, type_value
 from widgets.model import Model
 
 CONTROLS = ("lr", "N", "B", "w0")
@@ -136,6 +136,23 @@ async def network_down(page, proxy: Proxy, seconds: float, offline: bool = True)
     if offline:
         await page.context.set_offline(False)
     proxy.restore()
+
+
+async def open_page(browser, url: str):
+    """A page of the dashboard at `url` in a context of its own, its charts drawn; (page, the page's
+    uncaught errors as they come)."""
+    context = await browser.new_context(viewport={"width": 1280, "height": 900})
+    page = await context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    await page.goto(url, timeout=180_000)
+    await charts_shown(page)
+    return page, errors
+
+
+async def share_link(page) -> str:
+    """The page's share link, as PAGE_STATE reads it."""
+    return (await page.evaluate(PAGE_STATE))["share"]
 
 
 def _shown(text: str) -> float | None:
@@ -276,10 +293,12 @@ __all__ = [
     "Proxy",
     "drag",
     "network_down",
+    "open_page",
     "play",
     "reached",
     "readouts_differ",
     "says_down",
+    "share_link",
     "truth",
     "typed",
     "words_seen",

@@ -24,22 +24,24 @@ from pathlib import Path
 
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
-from harness.faults import BANNER, Proxy, drag, network_down, play, reached, says_down, truth, typed
+from harness.faults import (
+    BANNER,
+    Proxy,
+    drag,
+    network_down,
+    open_page,
+    play,
+    reached,
+    says_down,
+    share_link,
+    truth,
+    typed,
+)
 from harness.support.visits import charts_shown, type_value
 from widgets.model import Model
 
 SAID_S = 3.0  # a page whose connection is down must say so within this (it waits 0.7 s, then asks)
 TRUE_S = 30.0  # and be true within this once the network is back (measured: 0.2 to 4.4 s; Play, 10 s)
-
-
-async def open_page(browser, proxy: Proxy):
-    context = await browser.new_context(viewport={"width": 1280, "height": 900})
-    page = await context.new_page()
-    errors = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    await page.goto(proxy.url, timeout=120_000)
-    await charts_shown(page)
-    return page, errors
 
 
 def test_a_page_says_when_its_network_is_down_and_is_true_once_it_is_back_or_awake(dashboard_server, visit):
@@ -48,7 +50,7 @@ def test_a_page_says_when_its_network_is_down_and_is_true_once_it_is_back_or_awa
     async def scenario(browser):
         proxy = await Proxy(dashboard_server.port).start()
         try:
-            page, errors = await open_page(browser, proxy)
+            page, errors = await open_page(browser, proxy.url)
             model = Model()
             wrong, _ = await truth(page, model, TRUE_S)
             problems = [f"the first page: {wrong}"] if wrong else []
@@ -122,7 +124,7 @@ def test_a_change_lost_with_the_connection_is_told_and_its_control_still_works(d
     async def scenario(browser):
         proxy = await Proxy(dashboard_server.port).start()
         try:
-            page, errors = await open_page(browser, proxy)
+            page, errors = await open_page(browser, proxy.url)
             model = Model()
             problems = []
             said = await lost(page, proxy, lambda: type_value(page, "w0", "1.25"))
@@ -184,7 +186,7 @@ def test_a_restarted_server_is_told_on_each_page_and_a_reload_brings_back_its_se
         proxies = [await Proxy(servers[0].port).start() for _ in range(2)]
         problems = []
         try:
-            pages = [await open_page(browser, proxy) for proxy in proxies]
+            pages = [await open_page(browser, proxy.url) for proxy in proxies]
             for page, _ in pages:
                 await typed(page, rng, "lr")
                 await typed(page, rng, "N")
@@ -193,7 +195,7 @@ def test_a_restarted_server_is_told_on_each_page_and_a_reload_brings_back_its_se
             for (page, _), model in zip(pages, models, strict=True):
                 wrong, _ = await truth(page, model, TRUE_S)
                 problems += [f"before the stop: {wrong}"] if wrong else []
-                shares.append(await page.locator(".scanlab-share input[type=text]").input_value())
+                shares.append(await share_link(page))
             await asyncio.to_thread(servers[0].stop)
             for page, _ in pages:
                 if await says_down(page, SAID_S + 5) is None:
@@ -209,7 +211,7 @@ def test_a_restarted_server_is_told_on_each_page_and_a_reload_brings_back_its_se
                 print(f"told {told:.1f} s after the server answered again: {await notice.inner_text()}")
                 await page.get_by_role("button", name="Reload").click()
                 await charts_shown(page)
-                now = await page.locator(".scanlab-share input[type=text]").input_value()
+                now = await share_link(page)
                 if now.split("?")[1] != share.split("?")[1]:
                     problems.append(f"the reload drew {now}, the page had {share}")
                 wrong, _ = await truth(page, Model(), TRUE_S)

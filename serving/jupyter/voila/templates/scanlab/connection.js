@@ -229,8 +229,9 @@
       showBanner(`${missing.length} parts of this page did not load: loading it again.`);
       window.location.reload();
     };
-    if (manager.restoredStatus) look(30);
-    else manager.restored.connect(function first() { manager.restored.disconnect(first); look(30); });
+    // Each output is rendered once the manager has restored: a few looks after that suffice.
+    if (manager.restoredStatus) look(5);
+    else manager.restored.connect(function first() { manager.restored.disconnect(first); look(5); });
   };
 
   const watch = (tries) => {
