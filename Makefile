@@ -13,7 +13,7 @@ PIP := $(BIN)/python -m pip --disable-pip-version-check -q
 # No accelerator is needed; skipping the probe saves a second at every start.
 export JAX_PLATFORMS ?= cpu
 
-.PHONY: run test check quick screenshots lab lab-env class hub-pin lint lock clean chromium bench load faults \
+.PHONY: run test check quick screenshots lab lab-env class class-report hub-pin lint lock clean chromium bench load faults \
   plotly-js axe-core
 
 # Compiled XLA programs are kept on disk, so a new kernel loads the engine instead of compiling it
@@ -162,6 +162,14 @@ CLASS_ARGS ?=
 class: lab-env
 	$(LAB_VENV)/bin/python -m serving.classroom --students $(STUDENTS) --dir $(CLASS_DIR) --host $(HOST) \
 	  --port $(CLASS_PORT) $(CLASS_ARGS)
+
+# The class report: every student's exercise.ipynb under CLASS_DIR checked (a process per notebook,
+# as many at once as there are cores), one table printed and CLASS_DIR/report/ written (report.html,
+# report.csv, report.json, a Gradescope results.json per student). `make class` serves the same page
+# to the teacher while the class works. E.g. `make class-report REPORT_ARGS="--collected ~/hub-notebooks"`.
+REPORT_ARGS ?=
+class-report: $(VENV)/.installed-run
+	$(BIN)/python -m serving.class_report --dir $(CLASS_DIR) $(REPORT_ARGS)
 
 # Every benchmark (a few minutes), one table against the targets of docs/performance.md; also kept
 # in .cache/bench.md.

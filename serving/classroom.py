@@ -16,7 +16,9 @@ machine that hold nothing else, on the class's network only (docs/classroom.md).
 which keeps only the casual shell away (a notebook cell can still run `!ls`).
 
 It prints "The exercise is ready for N students" with the links once every server answers, and
-stops them all on Ctrl-C or SIGTERM.
+the teacher's link to the class report (serving.class_report: every student's exercise checked, the
+common mistakes counted), on PORT itself with a token of its own, kept in DIR/teacher.txt. It stops
+them all on Ctrl-C or SIGTERM.
 """
 
 from __future__ import annotations
@@ -34,11 +36,14 @@ import time
 import urllib.request
 from pathlib import Path
 
+from serving.class_report import Report
+from serving.class_report.server import TeacherPage
 from widgets.notebooks import keep_copy
 
 ROOT = Path(__file__).resolve().parent.parent
 EXERCISE = ROOT / "exercise.ipynb"
 LINKS = "links.txt"
+TEACHER = "teacher.txt"
 # JupyterLab's settings for every served lab (make lab's LAB_OPTIONS too): no "Jupyter news?" pop-up.
 LAB_SETTINGS = ROOT / "serving" / "jupyter" / "lab-settings"
 
@@ -72,6 +77,15 @@ def command(jupyter: str, root: Path, host: str, port: int, token: str, extra=()
         f"--LabApp.app_settings_dir={LAB_SETTINGS}",
         *(["--allow-root"] if os.geteuid() == 0 else []), *extra,
     ]  # fmt: skip
+
+
+def teacher_token(folder: Path) -> str:
+    """The teacher's token for the class report: the one in folder/.teacher-token, or a new one."""
+    path = folder / ".teacher-token"
+    if not path.exists():
+        path.write_text(secrets.token_urlsafe(24))
+        path.chmod(0o600)
+    return path.read_text().strip()
 
 
 def environment(state: Path) -> dict[str, str]:
@@ -117,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     folder = args.dir.expanduser().resolve()
     folder.mkdir(parents=True, exist_ok=True)
     shown = address(args.host)
-    servers, links, logs = [], [], []
+    servers, links, logs, page = [], [], [], None
     signal.signal(signal.SIGTERM, _interrupt)  # make's SIGTERM stops the class as Ctrl-C does
     signal.signal(signal.SIGINT, _interrupt)
     try:
@@ -159,9 +173,22 @@ def main(argv: list[str] | None = None) -> int:
                 sys.exit(f"{len(waiting)} servers did not answer within {args.timeout:.0f} s")
             time.sleep(0.5)
         took = time.monotonic() - started
+        token = teacher_token(folder)
+        teacher = f"http://{shown}:{args.port}/?token={token}"
+        try:
+            page = TeacherPage((args.host, args.port), Report(folder), token).start()
+        except OSError as exc:  # the port taken: the class goes on, the report is a command away
+            teacher = f"(not served: port {args.port}: {exc}; make class-report writes it as a file)"
+        (folder / TEACHER).write_text(teacher + "\n")
+        (folder / TEACHER).chmod(0o600)
         print(
             f"\nThe exercise is ready for {len(servers)} students, {took:.0f} s after the start."
             f" Give each student their link (also in {folder / LINKS}):\n" + "\n".join(links),
+            flush=True,
+        )
+        print(
+            f"\nThe class's answers, for you alone (every exercise checked each minute; also in"
+            f" {folder / TEACHER}):\n{teacher}",
             flush=True,
         )
         print("Ctrl-C stops every server; the notebooks stay in " + str(folder), flush=True)
@@ -172,6 +199,8 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 0
     finally:
+        if page is not None:
+            page.shutdown()
         for server in servers:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(server.pid, signal.SIGTERM)

@@ -84,6 +84,11 @@ class Class:
         assert self.ready.wait(180), "".join(self.lines)
         return [m.group(1) for line in self.lines if (m := re.match(r"student-\d+: (http://\S+)$", line))]
 
+    def teacher(self) -> str:
+        """The teacher's link to the class report, as printed."""
+        assert self.ready.wait(180), "".join(self.lines)
+        return next(line.strip() for line in self.lines if re.match(r"http://\S+/\?token=\S+$", line.strip()))
+
     def stop(self, sign=signal.SIGTERM) -> int:
         """Stop it as make (SIGTERM) or a teacher's Ctrl-C (SIGINT to every process of the group) does."""
         with contextlib.suppress(ProcessLookupError):
@@ -130,6 +135,13 @@ def test_each_student_has_a_server_a_token_and_a_copy_kept_across_starts(classro
             schema = json.load(response)["schema"]["properties"]  # overrides.json sets the defaults
         news = {name: schema[name]["default"] for name in ("fetchNews", "checkForUpdates")}
         assert news == {"fetchNews": "false", "checkForUpdates": False}, news
+        # The class report, for the teacher's token alone (kept in teacher.txt, readable by the teacher).
+        teacher = room.teacher()
+        assert teacher.startswith(f"http://127.0.0.1:{room.port}/?token=")
+        assert (folder / "teacher.txt").read_text().strip() == teacher
+        assert (folder / "teacher.txt").stat().st_mode & 0o777 == 0o600
+        assert _status(teacher) == 200
+        assert _status(f"http://127.0.0.1:{room.port}/?{token}") == 403, "a student's token"
     finally:
         assert room.stop() == 0
     assert "Stopped 2 servers." in "".join(room.lines)
@@ -141,7 +153,7 @@ def test_each_student_has_a_server_a_token_and_a_copy_kept_across_starts(classro
     # The next lesson, from make: the same links, the answers kept, and Ctrl-C stops it cleanly.
     room = classroom(folder, 2, port=room.port, make=True)
     try:
-        assert room.links() == links
+        assert room.links() == links and room.teacher() == teacher
         assert "kept" in "".join(room.lines)
     finally:
         room.stop(signal.SIGINT)
@@ -168,6 +180,11 @@ def test_the_checker_runs_from_a_students_link(browser, classroom, tmp_path):
         # The kernel's folder is the student's; it imports the checker from the repository all the same.
         run_all(page, {"Not yet: error.": 3})
         assert errors == [], errors
+        # The teacher's page counts that student's notebook (four exercises not attempted).
+        report = context.new_page()
+        report.goto(room.teacher())
+        report.get_by_text("0 of 1 pass").first.wait_for(timeout=90_000)  # taken again each minute
+        assert report.locator("tbody td.not-attempted").count() == 4
         context.close()
     finally:
         room.stop()

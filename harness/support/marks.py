@@ -48,6 +48,11 @@ SLOW = {
     "test_core_strategies::test_the_learning_rate_in_each_place",  # 9 s
     "test_core_pytree_exercise::test_the_models_agree_with_the_engine_and_optax",  # 8 s
     "test_preheat::test_optax_runs_only_when_used",  # 7 s: a kernel's imports in a subprocess
+    # 45 s: 30 students' notebooks through the class report's workers (2026-12-07)
+    "test_class_report::test_every_cell_is_the_checkers_verdict",
+    "test_class_report::test_a_students_code_runs_in_their_folder_and_nowhere_else",
+    "test_class_report::test_the_gradescope_export_names_the_mistake",
+    "test_class_report::test_the_command_line",  # 5 s: a worker and the report in subprocesses
     # 13 s: make's dry runs of lab, class and test
     "test_project::test_make_lab_installs_jupyterlab_into_the_dashboards_environment_without_moving_a_pin",
 }
@@ -85,6 +90,7 @@ SECONDS = {
     "test_own_data_browser": 36,
     "test_core_exercise": 35,
     "test_lab": 75,  # three tests, each its own JupyterLab (2026-12-06)
+    "test_class_report": 55,  # its 30 notebooks: 45 s of both cores (2026-12-07)
     "test_still_page": 31,
     "test_terminal": 31,
     "test_stored_runs": 31,

@@ -1,0 +1,184 @@
+"""The class report (serving.class_report): 30 students' notebooks built from the learner corpus
+(harness.support.class_notebooks: right, wrong in every named way, broken in each way a class breaks
+them), each checked in a worker process of its own; every cell must be the checker's verdict for
+that function. Then the teacher's page in Chromium (a student's token refused), the Gradescope
+export and the command line.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from core.exercises import EXERCISES
+from harness.server import free_port
+from harness.support.axe import violations
+from harness.support.class_notebooks import build
+from serving.class_report import Report, gradescope, students, write
+from serving.class_report import notebook as nb
+from serving.class_report.server import TeacherPage
+
+ROOT = Path(__file__).resolve().parent.parent
+TIMEOUT = 3  # seconds per check and per cell: the never-ending ones wait this long, not the default 10
+
+
+@pytest.fixture(scope="module")
+def checked(tmp_path_factory):
+    """(the class's folder, what each cell must say, the Report), checked once for the module."""
+    folder = tmp_path_factory.mktemp("class")
+    expected = build(folder)
+    return folder, expected, Report(folder, timeout=TIMEOUT).update()
+
+
+def said(row, cell) -> str:
+    return " ".join([*cell["notes"], *(message for _code, message, _hint in cell["failed"]), *row.notes])
+
+
+def test_every_cell_is_the_checkers_verdict(checked):
+    folder, expected, report = checked
+    assert list(report.rows) == sorted(expected)
+    for student, tasks in expected.items():
+        row = report.rows[student]
+        for task, (kind, *rest) in tasks.items():
+            cell = row.cells[task]
+            where = (student, task, cell["state"], cell["mistakes"], said(row, cell))
+            if kind == "codes":
+                codes, *words = rest
+                # The corpus's codes are the checker's verdict for that function (test_learner_corpus).
+                assert cell["mistakes"] == sorted(codes), where
+                assert (cell["state"] == "pass") == (not codes), where
+                assert cell["state"] in (("pass",) if not codes else ("mistake", "raised", "timed out")), (
+                    where
+                )
+            else:
+                assert cell["state"] == kind, where
+                words = rest
+            for word in words:
+                assert word in said(row, cell), where
+    # The class holds every named mistake of every exercise, each counted under its code.
+    for task, exercise in EXERCISES.items():
+        counted = report.counts()[task]["bars"]
+        named = {code for code in counted if code in exercise.mistakes}
+        assert named == set(exercise.mistakes) - {"error"}, (task, set(exercise.mistakes) - named)
+
+
+def test_a_students_code_runs_in_their_folder_and_nowhere_else(checked):
+    folder, _expected, report = checked
+    refused = [note for note in report.rows["student-14"].notes if "lets a student's code" in note]
+    assert refused == [
+        f"the class report lets a student's code read only its own folder and Python's, not "
+        f"{folder / 'student-02' / 'exercise.ipynb'}"
+    ]
+    # Prints went nowhere, and the report's own folder holds nothing the workers wrote.
+    assert sorted(p.name for p in (folder / "student-17").iterdir()) == ["exercise.ipynb"]
+
+
+def test_the_counts_and_the_page(checked, browser):
+    folder, expected, report = checked
+    counts = report.counts()
+    scan = counts["scan_training_step"]
+    passing = [
+        s for s, tasks in expected.items() if tasks["scan_training_step"][:2] == ("codes", frozenset())
+    ]
+    assert scan["pass"] == len(passing) and scan["students"] == 30
+    assert scan["bars"]["not attempted"] == ["student-25"] and scan["bars"]["no notebook"] == ["student-24"]
+    token, port = "teacher-secret", free_port()
+    # Every 2 s, not 60: the server checks what was saved since, the page takes the report again.
+    page_server = TeacherPage(("127.0.0.1", port), report, token, every=2).start()
+    try:
+        base = f"http://127.0.0.1:{port}/"
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(base + "?token=a-students-token", timeout=10)
+        assert refused.value.code == 403
+        context = browser.new_context(viewport={"width": 1440, "height": 900})
+        page = context.new_page()
+        page.goto(base + f"?token={token}")
+        page.get_by_text(f"{scan['pass']} of 30 pass").first.wait_for(timeout=30_000)
+        sections = page.locator("section")
+        assert sections.count() == 4
+        text = sections.nth(0).inner_text()
+        for label, who in scan["bars"].items():
+            assert f"{label}: {len(who)}" in text and ", ".join(who) in text, label
+        assert violations(page) == []
+        rows = page.locator("tbody tr")
+        assert rows.count() == 30
+        assert rows.nth(23).locator("td").first.inner_text() == "no notebook"
+        # Students save right answers: student-25 (all "not attempted"), then student-24 (no notebook).
+        # The page follows by itself; paused, it follows "Check now". The module's last use of both.
+        book = (folder / passing[0] / "exercise.ipynb").read_text()
+        (folder / "student-25" / "exercise.ipynb").write_text(book)
+        page.get_by_text(f"{scan['pass'] + 1} of 30 pass").wait_for(timeout=60_000)
+        assert report.rows["student-25"].cells["scan_training_step"]["state"] == "pass"
+        page.get_by_label("Take the report again every 2 s").uncheck()
+        (folder / "student-24" / "exercise.ipynb").write_text(book)
+        page.wait_for_timeout(8_000)  # the server has checked it; the paused page still shows the old
+        assert page.get_by_text(f"{scan['pass'] + 1} of 30 pass").count() == 1
+        page.get_by_role("button", name="Check now").click()
+        page.get_by_text(f"{scan['pass'] + 2} of 30 pass").wait_for(timeout=60_000)
+        context.close()
+    finally:
+        page_server.shutdown()
+    with pytest.raises(OSError):  # stopped with the class
+        urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5)
+
+
+def test_the_gradescope_export_names_the_mistake(checked, tmp_path):
+    _folder, expected, report = checked
+    written = write(report, tmp_path / "out")
+    assert {p.name for p in written[:3]} == {"report.json", "report.csv", "report.html"}
+    results = json.loads((tmp_path / "out" / "gradescope" / "student-01" / "results.json").read_text())
+    assert [t["name"] for t in results["tests"]] == list(EXERCISES)
+    row = report.rows["student-01"]
+    assert results["score"] == sum(c["state"] == "pass" for c in row.cells.values())
+    for test in results["tests"]:
+        cell = row.cells[test["name"]]
+        assert test["output"] == gradescope.feedback(cell) and test["max_score"] == 1.0
+        for code in cell["mistakes"]:
+            assert code in test["output"]
+    csv_rows = (tmp_path / "out" / "report.csv").read_text().splitlines()
+    assert csv_rows[0] == "student," + ",".join(EXERCISES) and len(csv_rows) == 31
+
+
+def test_reading_a_notebook_never_runs_it(tmp_path):
+    path = tmp_path / "exercise.ipynb"
+    placeholder = ["def momentum_training_step(*a):\n", "    '''x'''\n", "    raise NotImplementedError"]
+    path.write_text(json.dumps({"cells": [
+        {"cell_type": "code", "source": ["def scan_train_step(w, lr, x_batches, y_batches):\n", "  pass\n"]},
+        {"cell_type": "markdown", "source": "text"},
+        {"cell_type": "code", "source": "!rm -rf /\nimport os\nos._exit(1)"},
+        {"cell_type": "code", "source": placeholder},
+    ]}))  # fmt: skip
+    cells = nb.code_cells(path)
+    assert [c.number for c in cells] == [1, 3, 4] and "get_ipython().system" in cells[1].source
+    bound = nb.defined(cells)
+    assert bound == {"scan_train_step": [1], "os": [3], "momentum_training_step": [4]}
+    assert nb.renamed("scan_training_step", bound, EXERCISES) == "scan_train_step"
+    assert nb.renamed("pytree_training_step", bound, EXERCISES) is None
+    assert nb.placeholders(cells) == {("<cell 1>", 1), ("<cell 4>", 1)}
+    path.write_text("[1, 2]")
+    with pytest.raises(nb.NotANotebook, match="no list of cells"):
+        nb.code_cells(path)
+
+
+def test_the_command_line(tmp_path):
+    flat = tmp_path / "collected"
+    flat.mkdir()
+    (flat / "ada.ipynb").write_text((ROOT / "exercise.ipynb").read_text())
+    (flat / "notes.txt").write_text("not a notebook's name")
+    assert [s.name for s in students(collected=flat)] == ["ada"]
+    command = [sys.executable, "-m", "serving.class_report"]
+    out = ["--out", str(tmp_path / "out")]
+    run = subprocess.run([*command, "--collected", str(flat), *out], cwd=ROOT, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert "ada" in run.stdout and "not attempted" in run.stdout and "1 notebooks checked" in run.stdout
+    assert (tmp_path / "out" / "gradescope" / "ada" / "results.json").exists()
+    assert sorted(p.name for p in flat.iterdir()) == ["ada.ipynb", "notes.txt"], "nothing written beside them"
+    for bad, words in ((["--dir", str(tmp_path / "none")], "is not a folder"), ([], "give --dir")):
+        run = subprocess.run([*command, *bad], cwd=ROOT, capture_output=True, text=True)
+        assert run.returncode == 2 and words in run.stderr, run.stderr
