@@ -1,7 +1,7 @@
 """A classroom's faults, hundreds of them, against one `make run`: does every page come back true?
 
     JAX_PLATFORMS=cpu .venv/bin/python -m benchmarks.faults [--faults 200] [--pages 2] [--seed 55]
-        [--restarts 2] [--out .cache/faults.md]
+        [--restarts 2] [--saves 40] [--out .cache/faults.md]
 
 Starts `make run` on a free port (harness.server.Server, a preheated kernel per page), opens `--pages`
 dashboard pages, each in a Chromium of its own behind a proxy of its own (harness.faults.Proxy), and
@@ -16,13 +16,18 @@ injects faults into all of them at once, round after round, until `--faults` hav
   the settings of its share link;
 - `--restarts` times, the server stopped with every page open and started again (on another port,
   behind the same proxies) a few seconds later: each page must say the server cannot be reached, then
-  that its kernel stopped; its Reload must draw the settings of its share link (a fault per page).
+  that its kernel stopped; its Reload must draw the settings of its share link (a fault per page);
+- then `--saves` faults on a student's exercise.ipynb in JupyterLab (harness.saves), 0.5 to 10 s
+  each: a save during a cut, a save in flight when the network drops (lost, or arrived with its
+  answer lost), an edit and save offline, the server stopped and started again. The student's
+  next save must hold, the edit in the file.
 
 After each fault the page must be true (harness.faults.truth: every chart its kernel's run for the
 settings its share link names, every readout that link's value, nothing said about the connection)
 within `--settle` seconds; while its connection is down for more than 1.5 s it must say so within 3 s.
 Printed: a table per kind (faults, said while down, true, seconds from the network's return to the
-page true: p50 / p95 / max) and every failure; kept in `--out`.
+page true: p50 / p95 / max) and every failure; kept in `--out`. For a save, "said" means the save
+made during the fault did not claim to have saved, and "true" that no save was lost.
 """
 
 from __future__ import annotations
@@ -32,9 +37,11 @@ import asyncio
 import json
 import os
 import random
+import shutil
 import signal
 import statistics
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,11 +60,15 @@ from harness.faults import (
     words_seen,
 )
 from harness.faults import open_page as opened
+from harness.lab import LabServer
 from harness.pages import PAGE_STATE, page_settings
+from harness.saves import KINDS as SAVES
+from harness.saves import TOKEN, open_exercise, save_fault
 from harness.server import Server
 from harness.support.visits import charts_shown
 from widgets.model import Model
 
+ROOT = Path(__file__).resolve().parent.parent
 CUTS = ("typed before", "typed during", "drag", "map", "play")
 SAID_S = 3.0
 
@@ -194,6 +205,33 @@ async def restart(visitors, servers: list, rng: random.Random, settle: float, lo
     return outcomes
 
 
+async def saves(playwright, count: int, rng: random.Random, settle: float) -> list[Outcome]:
+    """`count` save faults on an exercise.ipynb of its own (module docstring)."""
+    outcomes: list[Outcome] = []
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = Path(scratch) / "student-01"
+        folder.mkdir()
+        shutil.copyfile(ROOT / "exercise.ipynb", folder / "exercise.ipynb")
+        lab = await asyncio.to_thread(LabServer(folder, TOKEN).start)
+        proxy = await Proxy(lab.port).start()
+        browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = await open_exercise(browser, proxy, lab)
+            for _ in range(count):
+                kind, down = rng.choice(SAVES), round(rng.uniform(0.5, 10.0), 1)
+                saved = await save_fault(page, proxy, lab, kind, down, settle)
+                said = None if saved.said[0] == "the first save: saved" else 0.0
+                outcome = Outcome(f"exercise save: {kind}", down, said, saved.took, saved.wrong)
+                print(f"     {outcome.kind}: down {down:.1f} s, then saved after {saved.took}: "
+                      f"{'ok' if not saved.wrong else saved.wrong}", file=sys.stderr, flush=True)  # fmt: skip
+                outcomes.append(outcome)
+        finally:
+            await proxy.close()
+            await browser.close()
+            await asyncio.to_thread(lab.stop)
+    return outcomes
+
+
 def quantiles(values: list[float]) -> str:
     if not values:
         return "-"
@@ -274,6 +312,7 @@ async def run(args) -> list[Outcome]:
                         flush=True,
                     )
                     outcomes.append(o)
+            outcomes += await saves(playwright, args.saves, rng, args.settle)
         finally:
             for v in visitors:
                 await v.proxy.close()
@@ -290,6 +329,7 @@ def main(argv=None) -> int:
     parser.add_argument("--pages", type=int, default=2)
     parser.add_argument("--seed", type=int, default=55)
     parser.add_argument("--restarts", type=int, default=2)
+    parser.add_argument("--saves", type=int, default=40, help="exercise saves under faults, after the rest")
     parser.add_argument("--settle", type=float, default=30.0)
     parser.add_argument("--out", default=".cache/faults.md")
     parser.add_argument("--json")

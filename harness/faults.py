@@ -57,6 +57,7 @@ class Proxy:
         self.target = target
         self.down = False
         self.swallowing = False  # what the browser sends is dropped, the connections stay up
+        self.deaf = False  # what the server answers is dropped
         self.port = 0
         self._server = None
         self._writers: set = set()
@@ -83,7 +84,8 @@ class Proxy:
         self._writers |= pair
         try:
             await asyncio.gather(
-                _pipe(reader, upstream, lambda: self.swallowing), _pipe(upstream_reader, writer)
+                _pipe(reader, upstream, lambda: self.swallowing),
+                _pipe(upstream_reader, writer, lambda: self.deaf),
             )
         finally:
             self._writers -= pair
@@ -96,14 +98,18 @@ class Proxy:
             writer.transport.abort()
         self._writers.clear()
 
-    def swallow(self) -> None:
-        """From now until `cut()`, what the browser sends goes nowhere: a message the page sends is
-        lost on its way, as one in flight when a network drops is."""
-        self.swallowing = True
+    def swallow(self, replies: bool = False) -> None:
+        """From now until `restore()`, what the browser sends goes nowhere: a message the page sends is
+        lost on its way, as one in flight when a network drops is. With `replies`, what the server
+        answers is lost instead: the request arrived, its answer did not."""
+        if replies:
+            self.deaf = True
+        else:
+            self.swallowing = True
 
     def restore(self) -> None:
         self.down = False
-        self.swallowing = False
+        self.swallowing = self.deaf = False
 
     async def close(self) -> None:
         self.cut()

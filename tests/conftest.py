@@ -168,6 +168,23 @@ def jupyter_lab():
 
 
 @pytest.fixture
+def lab_server():
+    """`lab_server(root, token)`: a started harness.lab.LabServer (which can be stopped and started
+    again); each is stopped at the end of the test."""
+    from harness.lab import LabServer
+
+    servers = []
+
+    def start(root, token=""):
+        servers.append(LabServer(root, token).start())
+        return servers[-1]
+
+    yield start
+    for server in servers:
+        server.stop()
+
+
+@pytest.fixture
 def jupyter_server():
     """Start a Jupyter server (`jupyter lab`, `jupyter_server`, through `start` or not):
     `jupyter_server(command, cwd=..., env=...)` is subprocess.Popen in a session of its own, its output

@@ -39,10 +39,12 @@ from harness.faults import (
     words_seen,
 )
 from harness.pages import PAGE_STATE, page_settings
+from harness.saves import KINDS, TOKEN, open_exercise, save_fault
 from harness.support.visits import charts_shown, type_value
 from widgets.model import Model
 
 SAID_S = 3.0  # a page whose connection is down must say so within this (it waits 0.7 s, then asks)
+ROOT = Path(__file__).resolve().parent.parent
 TRUE_S = 30.0  # and be true within this once the network is back (measured: 0.2 to 4.4 s; Play, 10 s)
 
 
@@ -277,3 +279,26 @@ def test_a_page_missing_a_widget_loads_again_once_and_has_them_all(dashboard_ser
         return ([f"{missing} outputs without their widget after the reload"] if missing else []) + errors
 
     assert visit(scenario) == []
+
+
+def test_an_exercise_save_holds_through_each_fault(lab_server, visit, tmp_path):
+    # A student's exercise.ipynb in JupyterLab, edited and saved as each fault strikes (harness.saves):
+    # the next save after it must hold, the edit on disk.
+    folder = tmp_path / "student-01"
+    folder.mkdir()
+    (folder / "exercise.ipynb").write_bytes((ROOT / "exercise.ipynb").read_bytes())
+    lab = lab_server(folder, TOKEN)
+
+    async def scenario(browser):
+        proxy = await Proxy(lab.port).start()
+        try:
+            page = await open_exercise(browser, proxy, lab)
+            return [await save_fault(page, proxy, lab, kind, 2.0, TRUE_S) for kind in KINDS]
+        finally:
+            await proxy.close()
+
+    outcomes = visit(scenario)
+    assert [o.kind for o in outcomes] == list(KINDS)
+    assert [(o.kind, o.wrong) for o in outcomes if o.wrong] == [], outcomes
+    for outcome in outcomes:
+        assert outcome.said[0] != "the first save: saved", outcome  # the fault struck the first save

@@ -6,21 +6,13 @@ one of the mistakes the checker names."""
 from __future__ import annotations
 
 import contextlib
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from harness.server import free_port, stop_group, wait_until_answers
-from serving.classroom import LAB_SETTINGS
+from harness.lab import JUPYTER, ROOT, LabServer
 
-ROOT = Path(__file__).resolve().parents[2]
-# Not resolved: a venv's python is a link to the base interpreter, whose folder has no jupyter.
-JUPYTER = (
-    ROOT / os.environ["LAB_VENV"] / "bin" if "LAB_VENV" in os.environ else Path(sys.executable).parent
-) / "jupyter"
+__all__ = ["ACCUMULATED", "JUPYTER", "ROOT", "lab", "notebook_text", "open_notebook", "run_all"]
 
 # A function with one of the mistakes the checker names (every gradient taken at the first weight):
 # its report has green rows and red ones.
@@ -37,46 +29,15 @@ def scan_training_step(w, lr, x_batches, y_batches):
 
 @contextlib.contextmanager
 def lab(root: Path):
-    """JupyterLab serving `root`, with no token, its app on `window.jupyterapp` (the option JupyterLab's
-    own browser tests use), kernels importing this checkout's `core` and `widgets`."""
-    if not JUPYTER.exists():
-        pytest.fail(f"{JUPYTER} is missing: `make test` (or `make lab-env`) installs JupyterLab first")
-    port = free_port()
-    home = root / "home"
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(ROOT),
-        "JUPYTER_CONFIG_DIR": str(home / "config"),
-        "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
-        "JUPYTERLAB_SETTINGS_DIR": str(home / "settings"),
-        "JUPYTERLAB_WORKSPACES_DIR": str(home / "workspaces"),
-        "JAX_PLATFORMS": "cpu",
-    }
-    process = subprocess.Popen(
-        [
-            str(JUPYTER),
-            "lab",
-            "--no-browser",
-            f"--port={port}",
-            "--ServerApp.ip=127.0.0.1",
-            f"--ServerApp.root_dir={root}",
-            "--IdentityProvider.token=",
-            "--ServerApp.password=",
-            "--LabApp.expose_app_in_browser=True",
-            f"--LabApp.app_settings_dir={LAB_SETTINGS}",
-            "--allow-root",
-        ],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    url = f"http://127.0.0.1:{port}/"
+    """JupyterLab serving `root`, with no token (harness.lab.LabServer); its address."""
     try:
-        wait_until_answers(url + "api", process, 120, "JupyterLab")
-        yield url
+        server = LabServer(root).start()
+    except FileNotFoundError as exc:
+        pytest.fail(str(exc))
+    try:
+        yield server.url
     finally:
-        stop_group(process)
+        server.stop()
 
 
 def notebook_text(cells: list[str]) -> str:

@@ -99,7 +99,7 @@ def check(
                    f"--timeout={timeout}", f"--memory={memory}"]  # fmt: skip
         with subprocess.Popen(
             command, cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=lambda: os.nice(10),
+            stdin=subprocess.DEVNULL, start_new_session=True,
         ) as worker:  # fmt: skip
             try:
                 output, _ = worker.communicate(timeout=limit)
@@ -150,12 +150,13 @@ class Report:
         class_ = students(self.folder, self.collected)
         due = [s for s in class_ if self._seen.get(s.name) != fingerprint(s) or s.name not in self.rows]
         prints = {s.name: fingerprint(s) for s in due}
+        rows = dict(self.rows)  # the page reads self.rows meanwhile: it is replaced whole, at the end
         with ThreadPoolExecutor(self.workers) as pool:
             for row in pool.map(lambda s: check(s, **self.limits), due):
-                self.rows[row.student] = row
+                rows[row.student] = row
         self._seen.update(prints)
         names = {s.name for s in class_}
-        self.rows = {name: self.rows[name] for name in sorted(self.rows) if name in names}
+        self.rows = {name: rows[name] for name in sorted(rows) if name in names}
         self.checked_at, self.seconds, self.rechecked = time.time(), time.monotonic() - started, len(due)
         return self
 
