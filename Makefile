@@ -187,8 +187,9 @@ load: $(VENV)/.installed-test chromium
 
 # A classroom's faults: 200 injected into 2 dashboard pages in Chromium (network cuts during drags,
 # typed moves, the map's work and Play; tabs asleep; kernels killed; the server started again), each
-# page checked true after each (benchmarks/faults.py, docs/faults.md). About 25 minutes; also kept in
-# .cache/faults.md. E.g. `make faults FAULTS_ARGS="--faults 40"`.
+# page checked true after each, then 40 into a student's exercise saves in JupyterLab
+# (benchmarks/faults.py, docs/faults.md). About 40 minutes; also kept in .cache/faults.md.
+# E.g. `make faults FAULTS_ARGS="--faults 40 --saves 8"`.
 FAULTS_ARGS ?=
 faults: $(VENV)/.installed-test chromium
 	$(BIN)/python -m benchmarks.faults --out .cache/faults.md $(FAULTS_ARGS)

@@ -222,8 +222,9 @@ async def saves(playwright, count: int, rng: random.Random, settle: float) -> li
                 saved = await save_fault(page, proxy, lab, kind, down, settle)
                 said = None if saved.said[0] == "the first save: saved" else 0.0
                 outcome = Outcome(f"exercise save: {kind}", down, said, saved.took, saved.wrong)
-                print(f"     {outcome.kind}: down {down:.1f} s, then saved after {saved.took}: "
-                      f"{'ok' if not saved.wrong else saved.wrong}", file=sys.stderr, flush=True)  # fmt: skip
+                verdict = "ok" if not saved.wrong else saved.wrong
+                print(f"     {outcome.kind}: down {down:.1f} s, then saved after {saved.took}: {verdict};"
+                      f" {saved.said}", file=sys.stderr, flush=True)  # fmt: skip
                 outcomes.append(outcome)
         finally:
             await proxy.close()
