@@ -58,6 +58,7 @@ class Proxy:
         self.down = False
         self.swallowing = False  # what the browser sends is dropped, the connections stay up
         self.deaf = False  # what the server answers is dropped
+        self.deaf_after_save = False  # ... from the next file save (a PUT to the contents API) on
         self.port = 0
         self._server = None
         self._writers: set = set()
@@ -84,7 +85,7 @@ class Proxy:
         self._writers |= pair
         try:
             await asyncio.gather(
-                _pipe(reader, upstream, lambda: self.swallowing),
+                _pipe(reader, upstream, lambda: self.swallowing, self._sent),
                 _pipe(upstream_reader, writer, lambda: self.deaf),
             )
         finally:
@@ -101,15 +102,20 @@ class Proxy:
     def swallow(self, replies: bool = False) -> None:
         """From now until `restore()`, what the browser sends goes nowhere: a message the page sends is
         lost on its way, as one in flight when a network drops is. With `replies`, what the server
-        answers is lost instead: the request arrived, its answer did not."""
+        answers is lost instead, from the next file save's request on (a PUT to the contents API):
+        the save arrived, its answer did not."""
         if replies:
-            self.deaf = True
+            self.deaf_after_save = True
         else:
             self.swallowing = True
 
+    def _sent(self, data: bytes) -> None:
+        if self.deaf_after_save and data.startswith(b"PUT ") and b"/api/contents/" in data[:300]:
+            self.deaf = True
+
     def restore(self) -> None:
         self.down = False
-        self.swallowing = self.deaf = False
+        self.swallowing = self.deaf = self.deaf_after_save = False
 
     async def close(self) -> None:
         self.cut()
@@ -119,13 +125,14 @@ class Proxy:
                 await asyncio.wait_for(self._server.wait_closed(), 5)
 
 
-async def _pipe(reader, writer, swallowing=lambda: False) -> None:
+async def _pipe(reader, writer, swallowing=lambda: False, sent=lambda data: None) -> None:
     try:
         while data := await reader.read(65536):
             if swallowing():
                 continue
             writer.write(data)
             await writer.drain()
+            sent(data)
     except (ConnectionError, OSError, asyncio.CancelledError):
         pass
     finally:

@@ -55,7 +55,11 @@ class LabServer:
              f"--LabApp.app_settings_dir={LAB_SETTINGS}", "--allow-root"],
             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
         )  # fmt: skip
-        wait_until_answers(self.url + "api", self.process, 120, "JupyterLab")
+        try:
+            wait_until_answers(self.url + "api", self.process, 120, "JupyterLab")
+        except BaseException:
+            self.stop()
+            raise
         return self
 
     def stop(self) -> None:

@@ -134,8 +134,11 @@ async def save_fault(page, proxy: Proxy, lab: LabServer, kind: str, down: float,
             # The save's request goes nowhere, or it arrives (the file written) and its answer does
             # not: the network drops under it either way.
             proxy.swallow(replies=kind == "answer lost")
-            first = await page.evaluate(SAVE, 300)
+            first = await page.evaluate(SAVE, 800)  # JupyterLab asks for the file's hash, then saves
             proxy.cut()
+            arrived = on_disk(lab.root, marker)
+            if arrived != (kind == "answer lost"):  # the fault did not strike as it says
+                outcome.wrong.append(f"the save {'arrived' if arrived else 'did not arrive'} ({kind})")
         else:
             proxy.cut()
             await page.context.set_offline(True)

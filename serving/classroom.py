@@ -64,8 +64,7 @@ def tokens(folder: Path, count: int) -> list[str]:
     path = folder / ".tokens.json"
     known = json.loads(path.read_text()) if path.exists() else []
     known += [secrets.token_urlsafe(16) for _ in range(count - len(known))]
-    path.write_text(json.dumps(known))
-    path.chmod(0o600)
+    private(path, json.dumps(known))
     return known[:count]
 
 
@@ -82,10 +81,19 @@ def command(jupyter: str, root: Path, host: str, port: int, token: str, extra=()
 def teacher_token(folder: Path) -> str:
     """The teacher's token for the class report: the one in folder/.teacher-token, or a new one."""
     path = folder / ".teacher-token"
-    if not path.exists():
-        path.write_text(secrets.token_urlsafe(24))
-        path.chmod(0o600)
-    return path.read_text().strip()
+    token = path.read_text().strip() if path.exists() else ""
+    if not token:  # none yet, or an empty file
+        token = secrets.token_urlsafe(24)
+        private(path, token)
+    return token
+
+
+def private(path: Path, text: str) -> None:
+    """Write `text` to `path`, readable by this user alone from its first byte (tokens, links)."""
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(descriptor, 0o600)  # a file already there keeps its mode otherwise
+    with os.fdopen(descriptor, "w") as file:
+        file.write(text)
 
 
 def environment(state: Path) -> dict[str, str]:
@@ -156,8 +164,7 @@ def main(argv: list[str] | None = None) -> int:
             )
             links.append(f"{name}: http://{shown}:{port}/lab/tree/exercise.ipynb?token={token}")
             print(f"{name}: {'a new copy of' if copied else 'kept'} {root / 'exercise.ipynb'}", flush=True)
-        (folder / LINKS).write_text("\n".join(links) + "\n")
-        (folder / LINKS).chmod(0o600)
+        private(folder / LINKS, "\n".join(links) + "\n")
         started = time.monotonic()
         # Asked where they listen: a server bound to one address does not answer on 127.0.0.1.
         probe = "127.0.0.1" if args.host in ("0.0.0.0", "::", "") else shown
@@ -179,8 +186,7 @@ def main(argv: list[str] | None = None) -> int:
             page = TeacherPage((args.host, args.port), Report(folder), token).start()
         except OSError as exc:  # the port taken: the class goes on, the report is a command away
             teacher = f"(not served: port {args.port}: {exc}; make class-report writes it as a file)"
-        (folder / TEACHER).write_text(teacher + "\n")
-        (folder / TEACHER).chmod(0o600)
+        private(folder / TEACHER, teacher + "\n")
         print(
             f"\nThe exercise is ready for {len(servers)} students, {took:.0f} s after the start."
             f" Give each student their link (also in {folder / LINKS}):\n" + "\n".join(links),

@@ -22,6 +22,7 @@ from harness.support.axe import violations
 from harness.support.class_notebooks import build
 from serving.class_report import Report, gradescope, students, write
 from serving.class_report import notebook as nb
+from serving.class_report.page import html_page
 from serving.class_report.server import TeacherPage
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -182,3 +183,34 @@ def test_the_command_line(tmp_path):
     for bad, words in ((["--dir", str(tmp_path / "none")], "is not a folder"), ([], "give --dir")):
         run = subprocess.run([*command, *bad], cwd=ROOT, capture_output=True, text=True)
         assert run.returncode == 2 and words in run.stderr, run.stderr
+
+
+def test_magics_lines_a_student_forges_and_the_guards_edges(tmp_path):
+    # One notebook: IPython's magics before the imports, a line forged onto the report's descriptor,
+    # /dev/null written and /proc/self read (allowed), a file written outside the folder (refused).
+    book = json.loads((ROOT / "exercise.ipynb").read_text())
+    first = next(c for c in book["cells"] if c["cell_type"] == "code")
+    first["source"] = "%matplotlib inline\n!pip install optax\n" + "".join(first["source"])
+    forged = json.dumps({"task": "pytree_training_step", "state": 'pass"><script>alert(1)</script>'})
+    cell = {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None}
+    book["cells"].insert(2, {**cell, "source": (
+        "import os\n"
+        f"for fd in range(3, 12):\n    try:\n        os.write(fd, {(forged + chr(10)).encode()!r})\n"
+        "    except OSError:\n        pass\n"
+        "open('/dev/null', 'w').write('x')\nopen('/proc/self/status').read()\n"
+        f"open({str(tmp_path / 'outside.txt')!r}, 'w').write('x')\n"
+    )})  # fmt: skip
+    (tmp_path / "ada").mkdir()
+    (tmp_path / "ada" / "exercise.ipynb").write_text(json.dumps(book))
+    report = Report(tmp_path, timeout=TIMEOUT).update()
+    row = report.rows["ada"]
+    assert {t: c["state"] for t, c in row.cells.items()} == dict.fromkeys(EXERCISES, "not attempted"), row
+    assert "skipped the shell command !pip install optax" in row.notes
+    # /dev/null and /proc/self passed: the cell stopped at its last line, the write outside.
+    assert any(n.startswith("cell 3 raised PermissionError at line 9") for n in row.notes), row.notes
+    refused = [n for n in row.notes if n.startswith("the class report lets")]
+    assert refused == [
+        f"the class report lets a student's code write only in its own folder, not {tmp_path / 'outside.txt'}"
+    ]
+    assert not (tmp_path / "outside.txt").exists()
+    assert "<script>" not in html_page(report)

@@ -39,7 +39,9 @@ class Guard:
         }
         readable = {self.folder, Path(__file__).parent, *map(Path, readable), *map(Path, prefixes)}
         self.readable = tuple(os.path.join(os.path.realpath(p), "") for p in readable)
-        self.devices = ("/dev/null", "/dev/urandom", "/dev/random", "/proc/self/")
+        # Read as written, before realpath (which makes /proc/self/... /proc/<pid>/...); /dev/null
+        # may be written too.
+        self.devices = ("/dev/null", "/dev/urandom", "/dev/random", "/proc/self/", f"/proc/{os.getpid()}/")
         self.on, self.refused = False, []
 
     def _path(self, path) -> str | None:
@@ -65,11 +67,15 @@ class Guard:
             flags = args[2] if len(args) > 2 and isinstance(args[2], int) else 0
             if path is None:
                 return
+            given = os.path.abspath(os.fsdecode(args[0]))
+            if given == os.devnull or path == os.devnull:
+                return
             writing = any(c in str(mode) for c in "wax+") or flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT)
             mine = os.path.join(str(self.folder), "")
             if writing and not self._inside(path, (mine,)):
                 self.refuse(f"write only in its own folder, not {path}")
-            if not writing and not (self._inside(path, self.readable) or path.startswith(self.devices)):
+            device = given.startswith(self.devices) or path.startswith(self.devices)
+            if not writing and not (self._inside(path, self.readable) or device):
                 self.refuse(f"read only its own folder and Python's, not {path}")
         elif event in READS and args and self._path(args[0]) is not None:
             path = self._path(args[0])

@@ -13,14 +13,17 @@ name), or "no notebook" (the file is not one). `page` draws it for the teacher
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import hashlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -62,7 +65,9 @@ def students(folder: Path | None = None, collected: Path | None = None) -> list[
     """The class: `folder`'s student folders (each holding exercise.ipynb, as `make class` makes them),
     and `collected`'s notebooks (NAME.ipynb, or NAME/exercise.ipynb), sorted by name."""
     found = {}
-    for place in filter(None, (folder, collected)):
+    for place, flat in ((folder, False), (collected, True)):
+        if place is None:
+            continue
         place = Path(place).expanduser()
         if not place.is_dir():
             raise NotADirectoryError(f"folder: {place} is not a folder of students' notebooks")
@@ -71,7 +76,7 @@ def students(folder: Path | None = None, collected: Path | None = None) -> list[
                 continue
             if child.is_dir() and (child / NOTEBOOK).is_file():
                 found[child.name] = Student(child.name, child / NOTEBOOK, child)
-            elif place == collected and child.suffix == ".ipynb" and child.is_file():
+            elif flat and child.suffix == ".ipynb" and child.is_file():
                 found[child.stem] = Student(child.stem, child, child.parent)
     return [found[name] for name in sorted(found)]
 
@@ -80,11 +85,38 @@ def _missing(state: str, note: str) -> dict:
     return {"state": state, "mistakes": [], "failed": [], "function": "", "notes": [note]}
 
 
+def _strings(value, size: int = 2000) -> list[str]:
+    return [str(item)[:size] for item in value] if isinstance(value, list) else []
+
+
+def _cell(line: dict) -> dict | None:
+    """A worker's verdict line as a cell, or None when it is not one. The worker's output comes from
+    the process that ran the student's code: only known states and exercises, strings and lists of
+    strings are taken from it (a line a student's code wrote there is taken, or dropped, no more)."""
+    if line.get("task") not in TASKS or line.get("state") not in STATES:
+        return None
+    failed = [_strings(f, 4000)[:3] for f in line.get("failed", []) if isinstance(f, list) and len(f) == 3]
+    return {
+        "task": line["task"],
+        "state": line["state"],
+        "mistakes": _strings(line.get("mistakes"), 80),
+        "failed": failed[:12],
+        "function": str(line.get("function", ""))[:80],
+        "notes": _strings(line.get("notes"))[:12],
+    }
+
+
+class Stopped(Exception):
+    """The report was stopped (`Report.stop`) while checking."""
+
+
 def check(
-    student: Student, timeout: float = DEFAULT_TIMEOUT, memory: int = MEMORY, limit: float = 120.0
+    student: Student, timeout: float = DEFAULT_TIMEOUT, memory: int = MEMORY, limit=None, running=None
 ) -> Row:
-    """One student's Row: their notebook through a worker, killed after `limit` seconds (what it had
-    checked by then is kept; the rest "timed out")."""
+    """One student's Row: their notebook through a worker, killed after `limit` seconds (by default
+    12 checks' time, at least 120 s; what it had checked by then is kept, the rest "timed out").
+    `running`, a set, holds the worker while it runs (Report.stop kills what it holds)."""
+    limit = limit or max(120.0, 12 * timeout)
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="scanlab-report-") as scratch:
         folder = student.folder
@@ -97,29 +129,43 @@ def check(
         env.pop("JAX_COMPILATION_CACHE_DIR", None)
         command = [sys.executable, "-m", "serving.class_report.worker", NOTEBOOK,
                    f"--timeout={timeout}", f"--memory={memory}"]  # fmt: skip
-        with subprocess.Popen(
-            command, cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        errors = Path(scratch) / "stderr"
+        with errors.open("wb") as stderr, subprocess.Popen(
+            command, cwd=folder, env=env, stdout=subprocess.PIPE, stderr=stderr,
             stdin=subprocess.DEVNULL, start_new_session=True,
         ) as worker:  # fmt: skip
+            if running is not None:
+                running.add(worker)
             try:
                 output, _ = worker.communicate(timeout=limit)
                 ended = f"its process ended with exit code {worker.returncode} before checking it"
             except subprocess.TimeoutExpired:
-                os.killpg(worker.pid, 9)
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(worker.pid, signal.SIGKILL)
                 output, _ = worker.communicate()
                 ended = f"the notebook's run took over {limit:g} s and was stopped"
+            finally:
+                if running is not None:
+                    running.discard(worker)
+        said = errors.read_bytes()[-2000:].decode(errors="replace").strip().splitlines()
     cells, notes = {}, []
     for text in output.decode(errors="replace").splitlines():
         try:
             line = json.loads(text)
         except json.JSONDecodeError:
             continue
+        if not isinstance(line, dict):
+            continue
         if "notebook" in line:
-            cells = {task: _missing("no notebook", line["notebook"]) for task in TASKS}
+            cells = {task: _missing("no notebook", str(line["notebook"])[:300]) for task in TASKS}
         elif "task" in line:
-            cells[line["task"]] = {"mistakes": [], "failed": [], "function": "", **line}
+            cell = _cell(line)
+            if cell is not None:
+                cells[cell["task"]] = cell
         else:
-            notes = [*line.get("notes", []), *line.get("refused", [])]
+            notes = [*_strings(line.get("notes"))[:20], *_strings(line.get("refused"))[:20]]
+    if not output and said:  # the worker itself failed (not the student's code): say how
+        notes.append(f"the checking process failed: {said[-1][:300]}")
     state = "timed out" if "took over" in ended else "raised"
     for task in TASKS:
         cells.setdefault(task, _missing(state, ended))
@@ -134,53 +180,90 @@ def fingerprint(student: Student) -> str:
         return ""
 
 
+def hurried(row: Row) -> bool:
+    """Whether a row holds a verdict the machine's load may have made (a time limit reached): it is
+    checked again at the next update, saved or not."""
+    timed = any(cell["state"] == "timed out" for cell in row.cells.values())
+    return timed or any("ran past" in note for note in row.notes)
+
+
 class Report:
-    """The class's rows, checked again only where a notebook changed (`update`)."""
+    """The class's rows, checked again only where a notebook changed (`update`); `stop()` ends an
+    update under way (its workers killed)."""
 
     def __init__(self, folder=None, collected=None, workers: int | None = None, **limits):
         self.folder, self.collected, self.limits = folder, collected, limits
         self.workers = workers or os.cpu_count() or 1
         self.rows: dict[str, Row] = {}
         self._seen: dict[str, str] = {}
+        self._stopped = threading.Event()
+        self._running: set = set()
         self.checked_at, self.seconds, self.rechecked = None, 0.0, 0
 
+    def _check(self, student: Student, seen: str) -> tuple[Row, str]:
+        if self._stopped.is_set():
+            raise Stopped
+        try:
+            row = check(student, running=self._running, **self.limits)
+        except Exception as exc:  # noqa: BLE001 - one student's row, never the class's report
+            row = Row(
+                student.name, {t: _missing("raised", f"not checked: {exc}"[:300]) for t in TASKS}, [], 0.0
+            )
+        return row, seen
+
     def update(self) -> Report:
-        """Check every notebook that is new or changed since the last update; drop students gone."""
+        """Check every notebook that is new or changed since the last update (or whose last verdict
+        met a time limit); drop students gone. Raises Stopped after `stop()`."""
         started = time.monotonic()
         class_ = students(self.folder, self.collected)
-        due = [s for s in class_ if self._seen.get(s.name) != fingerprint(s) or s.name not in self.rows]
-        prints = {s.name: fingerprint(s) for s in due}
+        prints = {s.name: fingerprint(s) for s in class_}
+        due = [s for s in class_ if self._seen.get(s.name) != prints[s.name] or s.name not in self.rows]
         rows = dict(self.rows)  # the page reads self.rows meanwhile: it is replaced whole, at the end
         with ThreadPoolExecutor(self.workers) as pool:
-            for row in pool.map(lambda s: check(s, **self.limits), due):
-                rows[row.student] = row
-        self._seen.update(prints)
+            futures = [pool.submit(self._check, s, prints[s.name]) for s in due]
+            try:
+                for future in futures:
+                    row, seen = future.result()
+                    rows[row.student] = row
+                    self._seen[row.student] = "" if hurried(row) else seen
+            finally:
+                for future in futures:
+                    future.cancel()
         names = {s.name for s in class_}
-        self.rows = {name: rows[name] for name in sorted(rows) if name in names}
         self.checked_at, self.seconds, self.rechecked = time.time(), time.monotonic() - started, len(due)
+        self.rows = {name: rows[name] for name in sorted(rows) if name in names}
         return self
 
-    def counts(self) -> dict:
-        """Per exercise: {"pass": n, "students": n, "bars": {label: [students]}}: a bar for each named
-        mistake, largest first, then one for each other state but pass, in the order of STATES."""
+    def stop(self) -> None:
+        """End an update under way: no new worker starts, the running ones are killed."""
+        self._stopped.set()
+        for worker in list(self._running):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(worker.pid, signal.SIGKILL)
+
+    def counts(self, rows: dict | None = None) -> dict:
+        """Per exercise (of `rows`, by default the report's): {"pass": n, "passed": [students],
+        "students": n, "bars": {label: [students]}}: a bar for each named mistake, largest first,
+        then one for each other state but pass, in the order of STATES."""
+        rows = self.rows if rows is None else rows
+        rank = {state: i for i, state in enumerate(STATES)}
         summary = {}
         for task in TASKS:
             bars: dict[str, list[str]] = {}
-            for row in self.rows.values():
+            for row in rows.values():
                 cell = row.cells[task]
                 labels = cell["mistakes"] if cell["state"] == "mistake" else [cell["state"]]
                 for label in labels:
                     if label not in ("pass", "error"):
                         bars.setdefault(label, []).append(row.student)
-            passed = sum(row.cells[task]["state"] == "pass" for row in self.rows.values())
-            rank = {state: i for i, state in enumerate(STATES)}
+            passed = [row.student for row in rows.values() if row.cells[task]["state"] == "pass"]
             ordered = dict(
                 sorted(
                     bars.items(),
                     key=lambda item: (item[0] in rank, rank.get(item[0], -len(item[1])), item[0]),
                 )
             )
-            summary[task] = {"pass": passed, "students": len(self.rows), "bars": ordered}
+            summary[task] = {"pass": len(passed), "passed": passed, "students": len(rows), "bars": ordered}
         return summary
 
     def as_json(self) -> dict:

@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 
 from core.exercises.tasks import TASKS
+from serving.class_report import cell_text
 
 WORDS = {
     "pass": "All checks pass.",
@@ -29,10 +30,9 @@ def feedback(cell: dict) -> str:
     """What a student reads for one exercise: the verdict, the named mistakes, each failed check's
     message and hint, and the report's notes."""
     if cell["state"] == "mistake":
-        named = [code for code in cell["mistakes"] if code != "error"]
-        lines = [f"Not yet: {', '.join(named)}."]
+        lines = [f"Not yet: {cell_text(cell)}."]
     else:
-        lines = [WORDS[cell["state"]]]
+        lines = [WORDS.get(cell["state"], cell_text(cell))]
     for code, message, hint in cell.get("failed", []):
         lines += [f"{code}: {message}", f"Hint: {hint}"]
     lines += cell.get("notes", [])

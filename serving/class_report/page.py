@@ -49,10 +49,9 @@ def _bar(label: str, students: list, total: int, kind: str = "") -> str:
     )
 
 
-def _section(task: str, counts: dict, rows) -> str:
+def _section(task: str, counts: dict) -> str:
     total = counts["students"]
-    passed = [row.student for row in rows if row.cells[task]["state"] == "pass"]
-    bars = [_bar("pass", passed, total, "pass")] if passed else []
+    bars = [_bar("pass", counts["passed"], total, "pass")] if counts["passed"] else []
     bars += [
         _bar(label, who, total, "other" if label in STATES else "") for label, who in counts["bars"].items()
     ]
@@ -62,10 +61,13 @@ def _section(task: str, counts: dict, rows) -> str:
     )
 
 
+_KINDS = {state: state.replace(" ", "-") for state in STATES}  # a cell's class, by its state
+
+
 def _cell(cell: dict) -> str:
     said = [message for _code, message, _hint in cell.get("failed", [])[:1]] + cell.get("notes", [])
     title = f' title="{html.escape(" ".join(said))}"' if said else ""
-    kind = cell["state"].replace(" ", "-")
+    kind = _KINDS.get(cell["state"], "raised")
     return f'<td class="{kind}"{title}>{html.escape(cell_text(cell))}</td>'
 
 
@@ -85,8 +87,9 @@ setInterval(async () => {
 def html_page(report, served: bool = False, token: str = "", every: float = REFRESH) -> str:
     """The page; `served` adds the "Check now" button (a form that posts the teacher's `token`) and
     the report taken again every `every` seconds."""
-    rows = list(report.rows.values())
-    counts = report.counts()
+    snapshot = report.rows  # replaced whole by an update, never changed in place: one round's rows
+    rows = list(snapshot.values())
+    counts = report.counts(snapshot)
     when = time.strftime("%H:%M:%S", time.localtime(report.checked_at)) if report.checked_at else "not yet"
     controls = (
         f'<form method="post" action="check"><input type="hidden" name="token" value="{html.escape(token)}">'
@@ -110,7 +113,7 @@ def html_page(report, served: bool = False, token: str = "", every: float = REFR
         f"<h1>The class's answers</h1>{controls}"
         f'<div id="report"><p class="when" role="status">'
         f"{len(rows)} students, checked at {when} ({again}).</p>"
-        f'<div class="exercises">{"".join(_section(t, counts[t], rows) for t in TASKS)}</div>'
+        f'<div class="exercises">{"".join(_section(t, counts[t]) for t in TASKS)}</div>'
         '<div class="table"><table>'
         "<caption>Every student's verdict (hover a cell for the checker's words)</caption>"
         f'<thead><tr><th scope="col">student</th>{table_head}<th scope="col">notes</th></tr></thead>'

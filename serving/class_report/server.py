@@ -11,7 +11,7 @@ import urllib.parse
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from serving.class_report import Report
+from serving.class_report import Report, Stopped
 from serving.class_report.page import REFRESH, html_page
 
 REFUSED = (
@@ -47,14 +47,20 @@ class TeacherPage(ThreadingHTTPServer):
         while not self._stop.is_set():
             try:
                 self.check_now()
+            except Stopped:
+                return
             except Exception as exc:  # noqa: BLE001 - a failed round must not end the page
                 print(f"The class report could not check the notebooks: {exc}", flush=True)
             self._stop.wait(self.every)
 
     def shutdown(self):
+        """Stop serving and checking: a round under way is ended, its workers killed."""
         self._stop.set()
+        self.report.stop()
         super().shutdown()
         self.server_close()
+        if self._checker.is_alive():
+            self._checker.join(30)
 
     def allowed(self, token: str) -> bool:
         return hmac.compare_digest(token.encode(), self.token.encode())
@@ -84,13 +90,19 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(HTTPStatus.OK, html_page(self.server.report, True, token, self.server.every))
 
     def do_POST(self):  # noqa: N802
-        length = min(int(self.headers.get("Content-Length") or 0), 4096)
+        try:
+            length = max(0, min(int(self.headers.get("Content-Length") or 0), 4096))
+        except ValueError:
+            length = 0
         form = urllib.parse.parse_qs(self.rfile.read(length).decode(errors="replace"))
         token = form.get("token", [""])[0]
         if not self.server.allowed(token) or urllib.parse.urlsplit(self.path).path != "/check":
             self._send(HTTPStatus.FORBIDDEN, REFUSED)
             return
-        self.server.check_now()
+        try:
+            self.server.check_now()
+        except Stopped:
+            pass
         self._send(HTTPStatus.SEE_OTHER, location="/?" + urllib.parse.urlencode({"token": token}))
 
     def log_message(self, format, *args):  # noqa: A002 - the teacher's terminal holds the class's links

@@ -31,9 +31,32 @@ from core.exercises.guard import Guard
 from core.exercises.report import DEFAULT_TIMEOUT
 from core.exercises.sandbox import NOT_JUDGED, NOT_RUN, describe_error
 from core.exercises.tasks import TASKS, chosen_task
+from serving.class_report import MEMORY
 from serving.class_report import notebook as nb
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+class Shell:
+    """`get_ipython()` for the cells: IPython's syntax (%magic, %%magic, !command), which
+    notebook.code_cells makes calls to it, does nothing here but run the body of %%time,
+    %%timeit and %%capture cells; a shell command is skipped and said."""
+
+    def __init__(self, namespace: dict, skipped: list):
+        self.namespace, self.skipped = namespace, skipped
+
+    def run_line_magic(self, name, line, *args, **kwargs):
+        return None
+
+    def run_cell_magic(self, name, line, cell, *args, **kwargs):
+        if name in ("time", "timeit", "capture"):
+            exec(compile(cell, "<magic>", "exec"), self.namespace)  # noqa: S102 - the student's cell
+        return None
+
+    def system(self, command, *args, **kwargs):
+        self.skipped.append(f"skipped the shell command !{command}"[:120])
+
+    getoutput = system
 
 
 class CellTimeout(BaseException):
@@ -49,6 +72,7 @@ class Worker:
         self.bindings = nb.defined(cells)
         self.checked: dict[str, dict] = {}
         self.errors: dict[int, str] = {}  # cell number -> what went wrong when it ran
+        self.skipped: list[str] = []  # shell commands not run
         self.at = "after the last cell"  # where the check being made was asked for
 
     def emit(self, line: dict):
@@ -86,10 +110,18 @@ class Worker:
         self.emit(line)
         return report
 
-    def exercise(self, fn, task: str | None = None, **options):
-        """The notebook's `exercise(fn)`, recorded: its report (core.Report)."""
-        task, chosen = chosen_task(fn, task, "Checked")
-        return self.verdict(task, fn, chosen)
+    def names(self) -> dict:
+        """The notebook's own names: `exercise` (checked here and now, its report a core.Report),
+        `explore` (nothing drawn), `get_ipython` (Shell)."""
+
+        def exercise(fn, task: str | None = None, **options):
+            task, chosen = chosen_task(fn, task, "Checked")
+            return self.verdict(task, fn, chosen)
+
+        namespace = {"__name__": "__main__", "exercise": exercise, "explore": lambda *a, **k: None}
+        shell = Shell(namespace, self.skipped)
+        namespace["get_ipython"] = lambda: shell
+        return namespace
 
     def run_cell(self, cell: nb.Cell, namespace: dict):
         self.at = f"at cell {cell.number}"
@@ -169,7 +201,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("notebook", type=Path)
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT)
-    parser.add_argument("--memory", type=int, default=4 << 30, help="bytes of address space")
+    parser.add_argument("--memory", type=int, default=MEMORY, help="bytes of address space")
     args = parser.parse_args(argv)
     os.nice(10)  # a class's kernels come first
     # The report reads this process's standard output; the student's prints (and C code's) go nowhere.
@@ -190,7 +222,7 @@ def main(argv=None) -> int:
     resource.setrlimit(resource.RLIMIT_FSIZE, (64 << 20, 64 << 20))
     signal.signal(signal.SIGALRM, _timeout)
     sys.addaudithook(guard)
-    namespace = {"__name__": "__main__", "exercise": worker.exercise, "explore": lambda *a, **k: None}
+    namespace = worker.names()
     guard.on = True
     for cell in cells:
         worker.run_cell(cell, namespace)
@@ -198,7 +230,7 @@ def main(argv=None) -> int:
         if task not in worker.checked:
             worker.unchecked(task, namespace)
     guard.on = False
-    notes = list(worker.errors.values())
+    notes = [*worker.errors.values(), *dict.fromkeys(worker.skipped)]
     worker.emit({"notes": notes, "refused": sorted(set(guard.refused))})
     channel.close()
     return 0
