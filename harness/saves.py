@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.faults import Proxy
+from harness.faults import Proxy, network_down
 from harness.lab import LabServer
 
 KINDS = ("save during a cut", "save in flight", "answer lost", "edited offline", "server restarted")
@@ -112,40 +112,30 @@ async def save_fault(page, proxy: Proxy, lab: LabServer, kind: str, down: float,
     student's next saves (Ctrl-S again, as the error dialog asks) until one holds or `settle` passes."""
     marker = f"edit {next(_markers)} ({kind})"
     outcome = Saved(kind, down)
-    first = None
-    if kind == "edited offline":
-        proxy.cut()
-        await page.context.set_offline(True)
+    if kind != "edited offline":
         await page.evaluate(EDIT, marker)
-        first = await page.evaluate(SAVE, 1000)
-        await asyncio.sleep(down)
-        await page.context.set_offline(False)
-        proxy.restore()
-    elif kind == "server restarted":
-        await page.evaluate(EDIT, marker)
+    if kind == "server restarted":
         await asyncio.to_thread(lab.stop)
         first = await page.evaluate(SAVE, 1000)
         await asyncio.sleep(down)
         await asyncio.to_thread(lab.start)
         proxy.target = lab.port
     else:
-        await page.evaluate(EDIT, marker)
-        if kind in ("save in flight", "answer lost"):
+        flight = kind in ("save in flight", "answer lost")
+        if flight:
             # The save's request goes nowhere, or it arrives (the file written) and its answer does
             # not: the network drops under it either way.
             proxy.swallow(replies=kind == "answer lost")
             first = await page.evaluate(SAVE, 800)  # JupyterLab asks for the file's hash, then saves
-            proxy.cut()
-            arrived = on_disk(lab.root, marker)
-            if arrived != (kind == "answer lost"):  # the fault did not strike as it says
-                outcome.wrong.append(f"the save {'arrived' if arrived else 'did not arrive'} ({kind})")
-        else:
-            proxy.cut()
-            await page.context.set_offline(True)
+        gone = asyncio.ensure_future(network_down(page, proxy, down))
+        await asyncio.sleep(0.1)  # the connections cut, Chromium told it is offline
+        if flight and on_disk(lab.root, marker) != (kind == "answer lost"):  # not as it says
+            outcome.wrong.append(f"the fault did not strike as {kind!r} says")
+        if not flight:
+            if kind == "edited offline":
+                await page.evaluate(EDIT, marker)
             first = await page.evaluate(SAVE, 1000)
-        await asyncio.sleep(down)
-        await page.context.set_offline(False)
-        proxy.restore()
+        await gone
     outcome.said = [f"the first save: {first}"]
     back = time.monotonic()
     while True:
