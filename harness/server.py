@@ -20,11 +20,22 @@ import re
 import signal
 import socket
 import subprocess
+import threading
 import time
 import urllib.request
 from pathlib import Path
 
+from serving.groups import signal_group
+
 ROOT = Path(__file__).resolve().parent.parent
+
+
+# Voila serves a page in about 100 MB. Once, in CI under the faults tests (2026-12-07), one grew to
+# 18 GB before the kernel's OOM killer ended it, taking the memory of every other test's processes.
+# Past this, a Server stops its voila with SIGABRT, which Python's faulthandler (PYTHONFAULTHANDLER)
+# answers with every thread's stack in the log, and `stop` raises with them: where it grew.
+VOILA_MEMORY = 3 << 30
+WATCH_S = 2.0
 
 
 class ServerError(RuntimeError):
@@ -66,18 +77,17 @@ def is_kernel(cmdline: list[str]) -> bool:
 
 def stop_group(process: subprocess.Popen, pids=(), timeout: float = 30.0) -> None:
     """Stop a server started with start_new_session: SIGTERM to its process group, SIGKILL after
-    `timeout`. Then each kernel among `pids` (processes seen under it) that is still running 10 s
-    later is killed: jupyter_client starts each kernel in a session of its own, out of the
-    group's reach, and a server that was killed leaves its kernels behind."""
+    `timeout` (nothing to a group whose leader was already reaped). Then each kernel among `pids`
+    (processes seen under it) that is still running 10 s later is killed: jupyter_client starts
+    each kernel in a session of its own, out of the group's reach, and a server that was killed
+    leaves its kernels behind."""
     import psutil
 
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGTERM)
+    signal_group(process, signal.SIGTERM)  # not once it is reaped: serving/groups.py says why
     try:
         process.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
+        signal_group(process, signal.SIGKILL)
         process.wait(timeout=10)
     deadline = time.monotonic() + 10
     for pid in sorted(pids):
@@ -114,10 +124,18 @@ class Server:
     """`make run PORT=<free port> ARGS...` from the repository root, its output in `log` (if given).
 
     `env` adds to make's environment (e.g. XLA_FLAGS), `args` to its command line (MAX_KERNELS=2,
-    BIN=... for another python). `url` ends with "/". `kernels()` lists its kernel processes (psutil),
-    `voila()` the voila process; `log_text()` is Voila's output so far."""
+    BIN=... for another python); voila is stopped past `memory` bytes resident (VOILA_MEMORY).
+    `url` ends with "/". `kernels()` lists its kernel processes (psutil), `voila()` the voila
+    process; `log_text()` is Voila's output so far."""
 
-    def __init__(self, *, env: dict | None = None, args: list[str] = (), log: Path | None = None):
+    def __init__(
+        self,
+        *,
+        env: dict | None = None,
+        args: list[str] = (),
+        log: Path | None = None,
+        memory: int = VOILA_MEMORY,
+    ):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/"
         self.log_path = log
@@ -125,12 +143,30 @@ class Server:
         self.process = subprocess.Popen(
             ["make", "--no-print-directory", "run", f"PORT={self.port}", *args],
             cwd=ROOT,
-            env={**os.environ, **(env or {})},
+            env={**os.environ, "PYTHONFAULTHANDLER": "1", **(env or {})},
             stdout=self._log,
             stderr=subprocess.STDOUT,
             start_new_session=True,  # make and voila share the group: one signal stops both
         )
         self._seen: set[int] = set()
+        self.runaway = ""  # what the memory watch saw, once it stopped voila
+        self._stopping = threading.Event()
+        threading.Thread(target=self._watch_memory, args=(memory,), daemon=True, name="voila-memory").start()
+
+    def _watch_memory(self, memory: int) -> None:
+        import psutil
+
+        while not self._stopping.wait(WATCH_S):
+            with contextlib.suppress(psutil.Error, AttributeError):
+                voila = self.voila()
+                rss = voila.memory_info().rss
+                if rss > memory:
+                    voila.send_signal(signal.SIGABRT)
+                    self.runaway = (
+                        f"voila grew to {rss >> 20} MB (over {memory >> 20} MB) and was stopped with"
+                        " SIGABRT; its threads' stacks, when it had a log, are at the end of it"
+                    )
+                    return
 
     def wait_ready(self, timeout: float = 180.0) -> None:
         """Until Voila answers (its static file; the page itself would claim a kernel)."""
@@ -214,10 +250,14 @@ class Server:
         raise ServerError(f"the server never went idle within {timeout:.0f} s")
 
     def stop(self, timeout: float = 30.0) -> None:
+        """Stop make, voila and the kernels; ServerError if the memory watch had to stop voila."""
+        self._stopping.set()
         self._tree()  # remember the kernels: once voila is gone they are orphans
         stop_group(self.process, self._seen, timeout)
         if self._log is not subprocess.DEVNULL:
             self._log.close()
+        if self.runaway:
+            raise ServerError(f"{self.runaway}:\n{self.log_tail(8000)}")
 
     def __enter__(self) -> Server:
         try:

@@ -38,6 +38,7 @@ from pathlib import Path
 
 from serving.class_report import Report
 from serving.class_report.server import TeacherPage
+from serving.groups import signal_group
 from widgets.notebooks import keep_copy
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -207,15 +208,13 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if page is not None:
             page.shutdown()
-        for server in servers:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(server.pid, signal.SIGTERM)
+        for server in servers:  # a server that exited was reaped above: its pid is not ours now
+            signal_group(server, signal.SIGTERM)
         for server in servers:
             try:
                 server.wait(30)
             except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(server.pid, signal.SIGKILL)
+                signal_group(server, signal.SIGKILL)
         for log in logs:
             log.close()
         if servers:

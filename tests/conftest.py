@@ -113,12 +113,26 @@ def make_run():
 DASHBOARD_ARGS = ["POOL_SIZE=3", "CULL_IDLE_TIMEOUT=120", "CULL_INTERVAL=10"]
 
 
+def _dashboard(make_run, tmp_path_factory, name: str, args=DASHBOARD_ARGS):
+    """A `make run` with `args`, its log kept in pytest's folder (NAME*/voila.log) for a test that
+    fails on its server."""
+    with make_run(args=args, log=tmp_path_factory.mktemp(name) / "voila.log") as server:
+        yield server
+
+
 @pytest.fixture(scope="session")
-def dashboard_server(make_run):
+def dashboard_server(make_run, tmp_path_factory):
     """One `make run` for every test that only opens pages of the dashboard (one per xdist process).
     A test that counts kernels, reads the log or needs other settings starts its own (make_run)."""
-    with make_run(args=DASHBOARD_ARGS) as server:
-        yield server
+    yield from _dashboard(make_run, tmp_path_factory, "dashboard")
+
+
+@pytest.fixture(scope="module")
+def faulted_server(make_run, tmp_path_factory):
+    """dashboard_server's like, for one module alone: the module that cuts a server's connections on
+    purpose (tests/test_faults.py) harms no other module's pages if its faults harm the server. Its
+    tests open a page or two at a time: one preheated kernel."""
+    yield from _dashboard(make_run, tmp_path_factory, "faulted", ["POOL_SIZE=1", *DASHBOARD_ARGS[1:]])
 
 
 @pytest.fixture(scope="session")

@@ -180,6 +180,12 @@ def test_the_command_line(tmp_path):
     assert "ada" in run.stdout and "not attempted" in run.stdout and "1 notebooks checked" in run.stdout
     assert (tmp_path / "out" / "gradescope" / "ada" / "results.json").exists()
     assert sorted(p.name for p in flat.iterdir()) == ["ada.ipynb", "notes.txt"], "nothing written beside them"
+    room = tmp_path / "class"  # make class's folder, and no --out: the report goes into DIR/report
+    (room / "student-01").mkdir(parents=True)
+    (room / "student-01" / "exercise.ipynb").write_text((ROOT / "exercise.ipynb").read_text())
+    run = subprocess.run([*command, "--dir", str(room)], cwd=ROOT, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert {"report.html", "report.csv", "report.json"} <= {p.name for p in (room / "report").iterdir()}
     for bad, words in ((["--dir", str(tmp_path / "none")], "is not a folder"), ([], "give --dir")):
         run = subprocess.run([*command, *bad], cwd=ROOT, capture_output=True, text=True)
         assert run.returncode == 2 and words in run.stderr, run.stderr

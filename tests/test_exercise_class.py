@@ -4,7 +4,6 @@ and the checker's cells run from a student's link, in Chromium, as that student 
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
@@ -20,6 +19,7 @@ import pytest
 
 from harness.server import free_ports
 from harness.support.lab import run_all
+from serving.groups import signal_group
 from widgets.notebooks import copy, keep_copy
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -91,8 +91,7 @@ class Class:
 
     def stop(self, sign=signal.SIGTERM) -> int:
         """Stop it as make (SIGTERM) or a teacher's Ctrl-C (SIGINT to every process of the group) does."""
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.process.pid, sign)
+        signal_group(self.process, sign)  # stopped twice (a test's finally): the second is nothing
         code = self.process.wait(60)
         self.reader.join(10)  # it reads to the end of the output, then the pipe is closed
         self.process.stdout.close()

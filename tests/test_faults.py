@@ -48,11 +48,11 @@ ROOT = Path(__file__).resolve().parent.parent
 TRUE_S = 30.0  # and be true within this once the network is back (measured: 0.2 to 4.4 s; Play, 10 s)
 
 
-def test_a_page_says_when_its_network_is_down_and_is_true_once_it_is_back_or_awake(dashboard_server, visit):
+def test_a_page_says_when_its_network_is_down_and_is_true_once_it_is_back_or_awake(faulted_server, visit):
     rng = random.Random(55)
 
     async def scenario(browser):
-        proxy = await Proxy(dashboard_server.port).start()
+        proxy = await Proxy(faulted_server.port).start()
         try:
             page, errors = await open_page(browser, proxy.url)
             model = Model()
@@ -113,7 +113,7 @@ def test_a_page_says_when_its_network_is_down_and_is_true_once_it_is_back_or_awa
     assert visit(scenario) == []
 
 
-def test_a_change_lost_with_the_connection_is_told_and_its_control_still_works(dashboard_server, visit):
+def test_a_change_lost_with_the_connection_is_told_and_its_control_still_works(faulted_server, visit):
     # The page's last messages lost on their way (the proxy swallows them), then the network drops.
     # ipywidgets' model waits for the kernel's answer to its last message before it sends the next:
     # without serving/jupyter/voila/templates/scanlab/unstick.js, w0 and Play never sent again
@@ -132,7 +132,7 @@ def test_a_change_lost_with_the_connection_is_told_and_its_control_still_works(d
         return []
 
     async def scenario(browser):
-        proxy = await Proxy(dashboard_server.port).start()
+        proxy = await Proxy(faulted_server.port).start()
         try:
             page, errors = await open_page(browser, proxy.url)
             model = Model()
@@ -244,7 +244,7 @@ def test_a_restarted_server_is_told_on_each_page_and_a_reload_brings_back_its_se
             server.stop()
 
 
-def test_a_page_missing_a_widget_loads_again_once_and_has_them_all(dashboard_server, visit):
+def test_a_page_missing_a_widget_loads_again_once_and_has_them_all(faulted_server, visit):
     # Seen once in CI and once in 8 loaded runs here of tests/test_class.py: one page's last cells'
     # outputs read "Error displaying widget: model not found" for good. Here, on the first load
     # only, the last widget output names a widget its kernel does not have (changed in the page
@@ -266,7 +266,7 @@ def test_a_page_missing_a_widget_loads_again_once_and_has_them_all(dashboard_ser
         page.on("pageerror", lambda error: errors.append(str(error)))
         page.on("load", lambda _: loads.append(1))
         await page.add_init_script(break_once)
-        await page.goto(dashboard_server.url, timeout=120_000)
+        await page.goto(faulted_server.url, timeout=120_000)
         try:
             await page.wait_for_function(
                 "() => performance.getEntriesByType('navigation')[0].type === 'reload'", timeout=90_000

@@ -222,3 +222,20 @@ def test_an_idle_kernel_without_a_connection_is_culled(server, server_log, brows
     seconds = _seconds_until_gone(server, visitor.kernel_id, CULL_IDLE_TIMEOUT + 3 * CULL_INTERVAL + 10)
     print(f"disconnected to culled: {seconds:.2f} s")
     assert re.search(rf"Culling '\w+' kernel '\w*' \({visitor.kernel_id}\)", server_log.read_text())
+
+
+def test_a_voila_past_its_memory_is_stopped_and_its_stacks_are_told(make_run, tmp_path):
+    # The harness's watch (harness/server.py, VOILA_MEMORY): a voila that outgrows its memory is
+    # stopped with SIGABRT, and stopping the server raises with the stacks Python's faulthandler
+    # wrote into its log, where a CI run prints them. Any voila is over one byte.
+    from harness.server import ServerError
+
+    server = make_run(log=tmp_path / "voila.log", memory=1)
+    deadline = time.monotonic() + 180
+    while not server.runaway and time.monotonic() < deadline:
+        time.sleep(0.5)
+    with pytest.raises(ServerError) as raised:
+        server.stop()
+    told = str(raised.value)
+    assert "was stopped with SIGABRT" in told, told
+    assert "Fatal Python error: Aborted" in told and 'File "' in told, told

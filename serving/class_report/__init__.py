@@ -13,7 +13,6 @@ name), or "no notebook" (the file is not one). `page` draws it for the teacher
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import hashlib
 import json
@@ -31,6 +30,7 @@ from typing import NamedTuple
 
 from core.exercises.report import DEFAULT_TIMEOUT
 from core.exercises.tasks import TASKS
+from serving.groups import signal_group
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK = "exercise.ipynb"
@@ -141,8 +141,7 @@ def check(
                 output, _ = worker.communicate(timeout=limit)
                 ended = f"its process ended with exit code {worker.returncode} before checking it"
             except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(worker.pid, signal.SIGKILL)
+                signal_group(worker, signal.SIGKILL)
                 output, _ = worker.communicate()
                 ended = f"the notebook's run took over {limit:g} s and was stopped"
             finally:
@@ -238,9 +237,8 @@ class Report:
     def stop(self) -> None:
         """End an update under way: no new worker starts, the running ones are killed."""
         self._stopped.set()
-        for worker in list(self._running):
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(worker.pid, signal.SIGKILL)
+        for worker in list(self._running):  # one just ended and reaped is not signalled
+            signal_group(worker, signal.SIGKILL)
 
     def counts(self, rows: dict | None = None) -> dict:
         """Per exercise (of `rows`, by default the report's): {"pass": n, "passed": [students],
