@@ -64,7 +64,7 @@ from harness.lab import LabServer
 from harness.pages import PAGE_STATE, page_settings
 from harness.saves import KINDS as SAVES
 from harness.saves import TOKEN, open_exercise, save_fault
-from harness.server import Server
+from harness.server import WATCH_S, Server
 from harness.support.visits import charts_shown
 from widgets.model import Model
 
@@ -267,12 +267,12 @@ def table(outcomes: list[Outcome]) -> str:
     return "\n".join(lines)
 
 
-async def run(args) -> list[Outcome]:
+async def run(args, servers: list) -> list[Outcome]:
     from playwright.async_api import async_playwright
 
     rng = random.Random(args.seed)
     log = Path(args.out).with_name("faults-server0.log")
-    servers = [Server(args=[f"POOL_SIZE={args.pages + 1}"], log=log)]
+    servers.append(Server(args=[f"POOL_SIZE={args.pages + 1}"], log=log))
     outcomes: list[Outcome] = []
     async with async_playwright() as playwright:
         browsers, visitors = [], []
@@ -337,12 +337,15 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     start = time.monotonic()
-    outcomes = asyncio.run(run(args))
+    servers: list[Server] = []
+    outcomes = asyncio.run(run(args, servers))
     wrong = [o for o in outcomes if o.wrong]
+    peaks = ", ".join(f"{server.peak_rss >> 20}" for server in servers)
     text = "\n".join(
         [
             f"{len(outcomes)} faults on {args.pages} pages in {(time.monotonic() - start) / 60:.1f} min "
-            f"(seed {args.seed}); {len(wrong)} pages left untrue.",
+            f"(seed {args.seed}); {len(wrong)} pages left untrue. Voila's most resident memory, looked at "
+            f"every {WATCH_S:g} s: {peaks} MB (a server each).",
             "",
             table(outcomes),
             *([""] + [f"- {o.kind} (down {o.down:.1f} s): {o.wrong[:4]}" for o in wrong] if wrong else []),

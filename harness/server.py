@@ -124,7 +124,8 @@ class Server:
     """`make run PORT=<free port> ARGS...` from the repository root, its output in `log` (if given).
 
     `env` adds to make's environment (e.g. XLA_FLAGS), `args` to its command line (MAX_KERNELS=2,
-    BIN=... for another python); voila is stopped past `memory` bytes resident (VOILA_MEMORY).
+    BIN=... for another python); voila is stopped past `memory` bytes resident (VOILA_MEMORY, looked
+    at every WATCH_S; `peak_rss` the most seen).
     `url` ends with "/". `kernels()` lists its kernel processes (psutil), `voila()` the voila
     process; `log_text()` is Voila's output so far."""
 
@@ -150,6 +151,7 @@ class Server:
         )
         self._seen: set[int] = set()
         self.runaway = ""  # what the memory watch saw, once it stopped voila
+        self.peak_rss = 0  # the most voila held at one of the watch's looks (bytes)
         self._stopping = threading.Event()
         threading.Thread(target=self._watch_memory, args=(memory,), daemon=True, name="voila-memory").start()
 
@@ -160,6 +162,7 @@ class Server:
             with contextlib.suppress(psutil.Error, AttributeError):
                 voila = self.voila()
                 rss = voila.memory_info().rss
+                self.peak_rss = max(self.peak_rss, rss)
                 if rss > memory:
                     voila.send_signal(signal.SIGABRT)
                     self.runaway = (

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from core.exercises import EXERCISES
+from core.exercises.guard import Guard
 from harness.server import free_port
 from harness.support.axe import violations
 from harness.support.class_notebooks import build
@@ -189,6 +190,24 @@ def test_the_command_line(tmp_path):
     for bad, words in ((["--dir", str(tmp_path / "none")], "is not a folder"), ([], "give --dir")):
         run = subprocess.run([*command, *bad], cwd=ROOT, capture_output=True, text=True)
         assert run.returncode == 2 and words in run.stderr, run.stderr
+
+
+def test_the_guard_lets_python_read_the_metadata_on_its_path_and_nothing_else_there(tmp_path, monkeypatch):
+    # JAX reads every distribution's entry points when it first runs; a checkout built in place (as
+    # tests/test_package.py's build once left it, in CI) holds scanlab.egg-info beside core/.
+    checkout, student = tmp_path / "checkout", tmp_path / "student-01"
+    (checkout / "scanlab.egg-info").mkdir(parents=True)
+    student.mkdir()
+    for name in ("scanlab.egg-info/entry_points.txt", "notes.txt"):
+        (checkout / name).write_text("")
+    monkeypatch.syspath_prepend(str(checkout))
+    guard = Guard(student)
+    guard.on = True
+    guard("open", (str(checkout / "scanlab.egg-info" / "entry_points.txt"), "r", 0))
+    with pytest.raises(PermissionError, match="read only its own folder"):
+        guard("open", (str(checkout / "notes.txt"), "r", 0))
+    said = "the class report lets a student's code read only its own folder and Python's, not "
+    assert guard.refused == [f"{said}{checkout / 'notes.txt'}"]
 
 
 def test_magics_lines_a_student_forges_and_the_guards_edges(tmp_path):

@@ -9,6 +9,7 @@ Voila takes minutes, and `pip check` then shows that the wheel's declared depend
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -33,9 +34,14 @@ def run(*args, cwd, check=True, **kwargs):
 
 @pytest.fixture(scope="module")
 def dist(tmp_path_factory):
-    """The sdist and the wheel `python -m build` makes of this checkout (the wheel from the sdist)."""
-    out = tmp_path_factory.mktemp("dist")
-    run(sys.executable, "-m", "build", "--outdir", str(out), str(ROOT), cwd=out)
+    """The sdist and the wheel `python -m build` makes of this checkout (the wheel from the sdist),
+    built from a copy: setuptools writes scanlab.egg-info into the folder it builds, and one left in
+    the checkout is a distribution on every test's sys.path after (the class report's guard once
+    refused JAX's read of its entry points)."""
+    out, source = tmp_path_factory.mktemp("dist"), tmp_path_factory.mktemp("source") / "scanlab"
+    left_out = (".git", ".venv*", ".cache", "*.egg-info", "build", "dist", "__pycache__", ".*_cache")
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(*left_out))
+    run(sys.executable, "-m", "build", "--outdir", str(out), str(source), cwd=out)
     [sdist] = out.glob("scanlab-*.tar.gz")
     [wheel] = out.glob("scanlab-*-py3-none-any.whl")
     return sdist, wheel

@@ -23,6 +23,18 @@ WRITES = ("os.remove", "os.rename", "os.rmdir", "os.mkdir", "os.symlink", "os.li
 READS = ("os.listdir", "os.scandir", "glob.glob", "os.chdir")
 
 
+def _metadata() -> list[Path]:
+    """The distributions' metadata folders (NAME.dist-info, NAME.egg-info) in sys.path's folders."""
+    found = []
+    for entry in filter(None, sys.path):
+        try:
+            names = os.listdir(entry)
+        except OSError:  # not a folder (a zip), or gone
+            continue
+        found += [Path(entry, name) for name in names if name.endswith((".dist-info", ".egg-info"))]
+    return found
+
+
 class Guard:
     """The audit hook (install with sys.addaudithook(guard)): while `on`, refuses what the module's
     docstring lists, and keeps what it refused in `refused` (sentences)."""
@@ -37,7 +49,11 @@ class Guard:
             sys.base_exec_prefix,
             *site.getsitepackages(),
         }
+        # Python reads the metadata of every distribution on sys.path (JAX looks up its plugins'
+        # entry points at first use), and a checkout built or installed in place holds
+        # scanlab.egg-info beside core/: those folders, and nothing else of the checkout's.
         readable = {self.folder, Path(__file__).parent, *map(Path, readable), *map(Path, prefixes)}
+        readable |= set(_metadata())
         self.readable = tuple(os.path.join(os.path.realpath(p), "") for p in readable)
         # Read as written, before realpath (which makes /proc/self/... /proc/<pid>/...); /dev/null
         # may be written too.
