@@ -159,6 +159,8 @@ class Server:
         import psutil
 
         while not self._stopping.wait(WATCH_S):
+            if self.process.returncode is not None:  # make reaped: its pid may be a stranger's now
+                return
             with contextlib.suppress(psutil.Error, AttributeError):
                 voila = self.voila()
                 rss = voila.memory_info().rss
