@@ -1,9 +1,9 @@
 """A signal to the process group a child leads, never to a stranger's.
 
 A child started with `start_new_session=True` leads a group whose id is its pid. Once the child has
-been reaped (Popen.poll or wait saw it end), that pid is free: the kernel hands it to the next new
-process, and with pid_max at 32768 (this machine) and a test suite or a class's report forking tens
-of thousands, the next process to lead a group under that id can be anyone's. So the group is
+been reaped (Popen.poll or wait saw it end), that pid is free: Linux hands it to a new process, and
+with pid_max at 32768 (a common default) and a test suite or a class's report forking tens of
+thousands, the next process to lead a group under that id can be anyone's. So the group is
 signalled only while its leader is still ours: running, or ended and not yet reaped.
 """
 
