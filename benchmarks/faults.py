@@ -267,12 +267,13 @@ def table(outcomes: list[Outcome]) -> str:
     return "\n".join(lines)
 
 
-async def run(args, servers: list) -> list[Outcome]:
+async def run(args) -> tuple[list[Outcome], list[Server]]:
+    """The faults' outcomes, and the servers they ran against (the first, then each started again)."""
     from playwright.async_api import async_playwright
 
     rng = random.Random(args.seed)
     log = Path(args.out).with_name("faults-server0.log")
-    servers.append(Server(args=[f"POOL_SIZE={args.pages + 1}"], log=log))
+    servers = [Server(args=[f"POOL_SIZE={args.pages + 1}"], log=log)]
     outcomes: list[Outcome] = []
     async with async_playwright() as playwright:
         browsers, visitors = [], []
@@ -321,7 +322,7 @@ async def run(args, servers: list) -> list[Outcome]:
                 await b.close()
             for server in servers:
                 await asyncio.to_thread(server.stop)
-    return outcomes
+    return outcomes, servers
 
 
 def main(argv=None) -> int:
@@ -337,8 +338,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     start = time.monotonic()
-    servers: list[Server] = []
-    outcomes = asyncio.run(run(args, servers))
+    outcomes, servers = asyncio.run(run(args))
     wrong = [o for o in outcomes if o.wrong]
     peaks = ", ".join(f"{server.peak_rss >> 20}" for server in servers)
     text = "\n".join(

@@ -15,8 +15,10 @@ import subprocess
 
 
 def signal_group(process: subprocess.Popen, sign: int) -> bool:
-    """Send `sign` to the group `process` leads if it has not been reaped; whether it was sent."""
-    if process.poll() is not None:
+    """Send `sign` to the group `process` leads if it has not been reaped; whether it was sent.
+    Not `poll()`: it would reap a leader that has just ended, and its group's other members (a
+    server's children) would go unsignalled."""
+    if process.returncode is not None:  # set when reaped
         return False
     with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, sign)
