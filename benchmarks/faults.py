@@ -50,9 +50,9 @@ from harness.chromium import CHROMIUM, CHROMIUM_ARGS
 from harness.faults import (
     Proxy,
     drag,
+    lost_move,
     network_down,
     play,
-    reached,
     says_down,
     share_link,
     truth,
@@ -61,7 +61,6 @@ from harness.faults import (
 )
 from harness.faults import open_page as opened
 from harness.lab import LabServer
-from harness.pages import PAGE_STATE, page_settings
 from harness.saves import KINDS as SAVES
 from harness.saves import TOKEN, open_exercise, save_fault
 from harness.server import WATCH_S, Server
@@ -115,10 +114,8 @@ async def cut(visitor: Visitor, kind: str, rng: random.Random, settle: float) ->
     words = asyncio.ensure_future(words_seen(page, 12))
     # Play runs on for its play time (10 s), each frame a run.
     wrong, took = await truth(page, visitor.model, settle + (15 if kind == "play" else 0))
-    told = await words
-    if move is not None and not reached(*move)(page_settings(await page.evaluate(PAGE_STATE))):
-        if not any("did not reach the server" in text for text in told):
-            wrong = [f"{move[0]} = {move[1]} lost with nothing said", *wrong]
+    if await lost_move(page, move, words) == "unsaid":
+        wrong = [f"{move[0]} = {move[1]} lost with nothing said", *wrong]
     if said is None and seconds > 1.5:
         wrong = ["never said the connection was down", *wrong]
     name = f"cut {'offline' if offline else 'server unreachable'}, {kind}"

@@ -250,6 +250,21 @@ async def words_seen(page, seconds: float) -> list[str]:
     return seen
 
 
+LOST = "did not reach the server"  # the page's word for a change lost on its way (connection.js)
+
+
+async def lost_move(page, move, words) -> str | None:
+    """After a fault, once the page is true: None when `move` ((name, value) as typed, or None) is
+    in the page's settings; else "told" when the page said, while `words` (a `words_seen` task begun
+    when the network came back) watched, that a change did not reach the server, or "unsaid".
+    `words` is cancelled when the move arrived: waited out after each fault, its seconds were most
+    of a fault's time in tests/test_faults.py."""
+    if move is None or reached(*move)(page_settings(await page.evaluate(PAGE_STATE))):
+        words.cancel()
+        return None
+    return "told" if any(LOST in text for text in await words) else "unsaid"
+
+
 def reached(name: str, value: str):
     """`done` for `truth`: the settings hold `value` (as typed) for `name`."""
     return lambda settings: math.isclose(getattr(settings, name), float(value), rel_tol=1e-9)
@@ -302,9 +317,11 @@ async def play(page) -> None:
 __all__ = [
     "BANNER",
     "CONTROLS",
+    "LOST",
     "STOPPED",
     "Proxy",
     "drag",
+    "lost_move",
     "network_down",
     "open_page",
     "play",

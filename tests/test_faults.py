@@ -26,8 +26,10 @@ from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 from harness.faults import (
     BANNER,
+    LOST,
     Proxy,
     drag,
+    lost_move,
     network_down,
     open_page,
     play,
@@ -38,7 +40,6 @@ from harness.faults import (
     typed,
     words_seen,
 )
-from harness.pages import PAGE_STATE, page_settings
 from harness.saves import KINDS, TOKEN, open_exercise, save_fault
 from harness.support.visits import charts_shown, type_value
 from widgets.model import Model
@@ -86,10 +87,9 @@ def test_a_page_says_when_its_network_is_down_and_is_true_once_it_is_back_or_awa
                 # on its way, and then the page must say so (the "sent, or put back with a word").
                 told = asyncio.ensure_future(words_seen(page, 12))
                 wrong, took = await truth(page, model, 3 * TRUE_S if when == "play" else TRUE_S)
-                said_lost = any("did not reach the server" in text for text in await told)
-                if move and not reached(*move)(page_settings(await page.evaluate(PAGE_STATE))):
-                    if when == "during" or not said_lost:
-                        wrong.append(f"{move[0]} = {move[1]} lost{'' if said_lost else ', nothing said'}")
+                lost = await lost_move(page, move, told)
+                if lost == "unsaid" or (lost and when == "during"):
+                    wrong.append(f"{move[0]} = {move[1]} lost{', nothing said' if lost == 'unsaid' else ''}")
                 figures.append(f"{name}: said after {said}, true {took:.1f} s after")
                 if said is None:
                     problems.append(f"{name}: the page never said its connection was down")
@@ -126,7 +126,7 @@ def test_a_change_lost_with_the_connection_is_told_and_its_control_still_works(f
         start = time.monotonic()
         while time.monotonic() - start < 10:  # the word stays 8 s
             said = await page.locator(BANNER).all_inner_texts()
-            if any("did not reach the server" in words for words in said):
+            if any(LOST in words for words in said):
                 return said
             await asyncio.sleep(0.1)
         return []
