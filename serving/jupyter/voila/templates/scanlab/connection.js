@@ -234,10 +234,47 @@
     else manager.restored.connect(function first() { manager.restored.disconnect(first); look(5); });
   };
 
+  // ipywidgets' manager restores the page's widgets with one request for all their states; when the
+  // page has not handled the answer 4 s after asking (its main thread starved), it asks each widget
+  // instead, one request_state each (352 here), and waits for every answer with no time limit. Pages
+  // of a class arriving at once, their CPU throttled 8x, lost the last answers of such a burst (23 or
+  // 24 of 352, in 4 of 30 pages; the kernel had sent them) and drew no chart (docs/design.md, "A page
+  // whose widgets never came"). A request still unanswered once nothing has answered for REASK_MS is
+  // sent again, with the same message id: its answer is then the one the manager waits for.
+  const REASK_MS = 5000;
+  const reask = (kernel) => {
+    const unanswered = new Map(); // message id -> a request_state sent
+    let heard = 0;
+    kernel.anyMessage.connect((_, { msg, direction }) => {
+      if (msg.header.msg_type !== "comm_msg") return;
+      const data = msg.content && msg.content.data;
+      if (direction === "send" && data && data.method === "request_state") {
+        unanswered.set(msg.header.msg_id, msg);
+        heard = performance.now();
+      } else if (direction === "recv" && msg.parent_header && unanswered.delete(msg.parent_header.msg_id)) {
+        heard = performance.now();
+      }
+    });
+    const again = setInterval(() => {
+      if (kernel.isDisposed) return clearInterval(again);
+      if (!unanswered.size || kernel.connectionStatus !== "connected" || performance.now() - heard < REASK_MS) return;
+      heard = performance.now();
+      for (const msg of unanswered.values()) {
+        try {
+          // A new date: the kernel refuses a message signed exactly as one it had (a replay).
+          kernel.sendShellMessage({ ...msg, header: { ...msg.header, date: new Date().toISOString() } }, false, true);
+        } catch (error) {
+          return; // the kernel is dead: the notice says so
+        }
+      }
+    }, 1000);
+  };
+
   const watch = (tries) => {
     const manager = window.jupyterapp && window.jupyterapp.widgetManager;
     const kernel = manager && manager.kernel;
     if (kernel) {
+      reask(kernel);
       keep(manager, kernel);
       complete(manager);
     } else if (tries > 0) setTimeout(watch, 250, tries - 1);
