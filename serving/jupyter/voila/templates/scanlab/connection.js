@@ -238,9 +238,9 @@
   // page has not handled the answer 4 s after asking (its main thread starved), it asks each widget
   // instead, one request_state each (352 here), and waits for every answer with no time limit. Pages
   // of a class arriving at once, their CPU throttled 8x, lost the last answers of such a burst (23 or
-  // 24 of 352, in 4 of 30 pages; the kernel had sent them) and drew no chart (docs/design.md, "A page
-  // whose widgets never came"). A request still unanswered once nothing has answered for REASK_MS is
-  // sent again, with the same message id: its answer is then the one the manager waits for.
+  // 24 of 352, in at least 4 of 30 pages; the kernel had sent them) and drew no chart (docs/design.md,
+  // "A page whose widgets never came"). A request still unanswered once nothing has answered for
+  // REASK_MS is sent again, with the same message id: its answer is the one the manager waits for.
   const REASK_MS = 5000;
   const reask = (kernel) => {
     const unanswered = new Map(); // message id -> a request_state sent
