@@ -153,7 +153,10 @@ class Server:
         self.runaway = ""  # what the memory watch saw, once it stopped voila
         self.peak_rss = 0  # the most voila held at one of the watch's looks (bytes)
         self._stopping = threading.Event()
-        threading.Thread(target=self._watch_memory, args=(memory,), daemon=True, name="voila-memory").start()
+        self._watch = threading.Thread(
+            target=self._watch_memory, args=(memory,), daemon=True, name="voila-memory"
+        )
+        self._watch.start()
 
     def _watch_memory(self, memory: int) -> None:
         import psutil
@@ -167,6 +170,10 @@ class Server:
                 self.peak_rss = max(self.peak_rss, rss)
                 if rss > memory:
                     voila.send_signal(signal.SIGABRT)
+                    # A SIGTERM to the group before voila has run faulthandler's handler kills it
+                    # with no stacks written (seen in CI on a loaded machine): stop() waits for this.
+                    with contextlib.suppress(psutil.TimeoutExpired):
+                        voila.wait(timeout=30)
                     self.runaway = (
                         f"voila grew to {rss >> 20} MB (over {memory >> 20} MB) and was stopped with"
                         " SIGABRT; its threads' stacks, when it had a log, are at the end of it"
@@ -257,6 +264,7 @@ class Server:
     def stop(self, timeout: float = 30.0) -> None:
         """Stop make, voila and the kernels; ServerError if the memory watch had to stop voila."""
         self._stopping.set()
+        self._watch.join(timeout=40)  # a voila it has just signalled writes its stacks first
         self._tree()  # remember the kernels: once voila is gone they are orphans
         stop_group(self.process, self._seen, timeout)
         if self._log is not subprocess.DEVNULL:

@@ -224,16 +224,31 @@ def test_an_idle_kernel_without_a_connection_is_culled(server, server_log, brows
     assert re.search(rf"Culling '\w+' kernel '\w*' \({visitor.kernel_id}\)", server_log.read_text())
 
 
-def test_a_voila_past_its_memory_is_stopped_and_its_stacks_are_told(make_run, tmp_path):
+def test_a_voila_past_its_memory_is_stopped_and_its_stacks_are_told(make_run, tmp_path, monkeypatch):
     # The harness's watch (harness/server.py, VOILA_MEMORY): a voila that outgrows its memory is
     # stopped with SIGABRT, and stopping the server raises with the stacks Python's faulthandler
-    # wrote into its log, where a CI run prints them. Any voila is over one byte.
+    # wrote into its log, where a CI run prints them. Any voila is over one byte. Here the server is
+    # stopped the moment the watch signals, while voila has not yet run (held with SIGSTOP for 2 s,
+    # as a loaded machine may hold it): in CI a SIGTERM so soon once killed it with no stacks.
+    import threading
+
+    import psutil
+
     from harness.server import ServerError
 
+    signalled = threading.Event()
+    send_signal = psutil.Process.send_signal
+
+    def held_then_signalled(process, sig):
+        if sig == signal.SIGABRT:
+            process.suspend()
+            threading.Timer(2.0, process.resume).start()
+        send_signal(process, sig)
+        signalled.set()
+
+    monkeypatch.setattr(psutil.Process, "send_signal", held_then_signalled)
     server = make_run(log=tmp_path / "voila.log", memory=1)
-    deadline = time.monotonic() + 180
-    while not server.runaway and time.monotonic() < deadline:
-        time.sleep(0.5)
+    assert signalled.wait(180), "the watch never signalled voila"
     with pytest.raises(ServerError) as raised:
         server.stop()
     told = str(raised.value)
