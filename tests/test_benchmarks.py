@@ -205,3 +205,31 @@ def test_a_profiles_first_sample_is_not_counted():
     assert summary["self_by_script_ms"] == {"surface.js": 5.0, "(program)": 1.0}
     # `until_ms` still counts the first sample's time: the samples up to 602 ms are its and one more.
     assert profile_summary(profile, until_ms=602.5)["self_by_script_ms"] == {"surface.js": 2.0}
+
+
+def test_the_suites_cpu_report_sums_modules_and_functions_and_counts_reaped_children(tmp_path):
+    import json
+    import sys
+
+    from benchmarks.suite_cpu import report, tree_cpu
+
+    rows = {
+        "gw0": [("tests/test_a.py::test_x[1]", 2.0, 3.0), ("tests/test_a.py::test_x[2]", 1.5, 1.0)],
+        "gw1": [("tests/test_b.py::test_y", 4.0, 9.0)],
+    }
+    for worker, tests in rows.items():
+        lines = [json.dumps({"id": i, "cpu": c, "wall": w}) for i, c, w in tests]
+        (tmp_path / f"{worker}.jsonl").write_text("\n".join(lines) + "\n")
+    told = report(tmp_path).splitlines()
+    assert told[0] == "3 tests: 8 CPU s, 13 s of wall"
+    modules = told[told.index("  CPU s  wall s tests  module") + 1 :][:2]
+    assert [line.split() for line in modules] == [
+        ["4.0", "9.0", "1", "tests/test_b.py"],
+        ["3.5", "4.0", "2", "tests/test_a.py"],
+    ]
+    assert told[-1].split() == ["3.5", "4.0", "2", "tests/test_a.py::test_x"]
+    # A child's CPU counts once it is reaped.
+    before = tree_cpu()
+    loop = "import time; end = time.process_time() + 0.3\nwhile time.process_time() < end: pass"
+    subprocess.run([sys.executable, "-c", loop], check=True)
+    assert tree_cpu() - before >= 0.3
