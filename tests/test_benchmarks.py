@@ -233,3 +233,20 @@ def test_the_suites_cpu_report_sums_modules_and_functions_and_counts_reaped_chil
     loop = "import time; end = time.process_time() + 0.3\nwhile time.process_time() < end: pass"
     subprocess.run([sys.executable, "-c", loop], check=True)
     assert tree_cpu() - before >= 0.3
+
+
+def test_the_lost_answers_probe_reads_both_of_jupyters_websocket_forms():
+    import json
+
+    from jupyter_server.services.kernels.connection.base import serialize_msg_to_ws_v1
+
+    from benchmarks.lost_answers import ids
+
+    header = json.dumps({"msg_id": "answer-1", "msg_type": "comm_msg"}).encode()
+    parent = json.dumps({"msg_id": "request-7", "msg_type": "comm_msg"}).encode()
+    content = json.dumps({"data": {"method": "update"}}).encode()
+    frame = serialize_msg_to_ws_v1([header, parent, b"{}", content, b"buffer"], "iopub")
+    assert ids(frame) == ("answer-1", "request-7")
+    assert ids(serialize_msg_to_ws_v1([header, b"{}", b"{}", content], "shell")) == ("answer-1", "")
+    legacy = {"header": {"msg_id": "a"}, "parent_header": {"msg_id": "b"}, "channel": "iopub"}
+    assert ids(json.dumps(legacy).encode()) == ("a", "b")
