@@ -8,8 +8,8 @@ and the CPU of a page test is mostly not pytest's: Chromium's renderer, the kern
 CPU here is that of its worker's whole process tree over the test (setup and teardown included):
 each live process's user and system time plus what it has reaped of its children, summed at the
 test's start and end. A process that ends without being reaped inside the tree (an orphaned kernel)
-takes its time with it, so a module's last test can come out below zero; the sums stay close to
-make's own user and system time.
+takes its time with it, so a module's last test can come out below zero; the sum came within a
+tenth of make's own user and system time (docs/testing.md).
 """
 
 from __future__ import annotations
@@ -47,11 +47,21 @@ def tree_cpu() -> float:
     return total
 
 
+def _folder() -> Path:
+    return Path(os.environ.get("SUITE_CPU_DIR", FOLDER))
+
+
+def pytest_configure(config):  # noqa: ARG001 - pytest's signature
+    if "PYTEST_XDIST_WORKER" not in os.environ:  # the run's first process: no older run's workers
+        for old in _folder().glob("*.jsonl"):
+            old.unlink()
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):  # noqa: ARG001 - pytest's signature
     global _out
     if _out is None:
-        folder = Path(os.environ.get("SUITE_CPU_DIR", FOLDER))
+        folder = _folder()
         folder.mkdir(parents=True, exist_ok=True)
         _out = (folder / f"{os.environ.get('PYTEST_XDIST_WORKER', 'main')}.jsonl").open("w")
     cpu, wall = tree_cpu(), time.monotonic()
