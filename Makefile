@@ -116,13 +116,14 @@ test: $(VENV)/.installed-test chromium lab-env $(NOTARY)/nbsignatures.db
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder --durations=30
 
 # The edit loop, on every edit: no browser, no served page, no Jupyter server, no slow test. Its
-# tests use the CPU throughout, so one process per core (QUICK_WORKERS).
+# tests use the CPU throughout, so one process per core (QUICK_WORKERS). lab-env for nbstripout,
+# the notebook filter test_project runs (seconds from pip's cache).
 QUICK_WORKERS ?= 2
-quick: $(VENV)/.installed-test
+quick: $(VENV)/.installed-test lab-env
 	$(BIN)/python -m pytest -m "$(OUTSIDE) and not slow" -n $(QUICK_WORKERS) --dist loadscope --no-loadscope-reorder
 
 # Before a commit: quick and the slow in-process tests (the learner corpus, notebooks through nbclient).
-check: $(VENV)/.installed-test
+check: $(VENV)/.installed-test lab-env
 	$(BIN)/python -m pytest -m "$(OUTSIDE)" -n $(QUICK_WORKERS) --dist loadscope --no-loadscope-reorder
 
 # The README's pictures (docs/screenshot*.png: 1440x900, 1024x768 ?view=projector, a 390 px phone,
