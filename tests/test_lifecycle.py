@@ -227,7 +227,9 @@ def test_an_idle_kernel_without_a_connection_is_culled(server, server_log, brows
 def test_a_voila_past_its_memory_is_stopped_and_its_stacks_are_told(make_run, tmp_path, monkeypatch):
     # The harness's watch (harness/server.py, VOILA_MEMORY): a voila that outgrows its memory is
     # stopped with SIGABRT, and stopping the server raises with the stacks Python's faulthandler
-    # wrote into its log, where a CI run prints them. Any voila is over one byte. Here the server is
+    # wrote into its log, where a CI run prints them. A voila that has imported Jupyter's server is
+    # over 40 MB (46 MB when CI caught it), well after Python's start has set faulthandler up: a
+    # bound of one byte could signal it before that, and no stacks would be written. Here the server is
     # stopped the moment the watch signals, while voila has not yet run (held with SIGSTOP for 2 s,
     # as a loaded machine may hold it): in CI a SIGTERM so soon once killed it with no stacks.
     import threading
@@ -247,7 +249,7 @@ def test_a_voila_past_its_memory_is_stopped_and_its_stacks_are_told(make_run, tm
         signalled.set()
 
     monkeypatch.setattr(psutil.Process, "send_signal", held_then_signalled)
-    server = make_run(log=tmp_path / "voila.log", memory=1)
+    server = make_run(log=tmp_path / "voila.log", memory=40 << 20)
     assert signalled.wait(180), "the watch never signalled voila"
     with pytest.raises(ServerError) as raised:
         server.stop()
