@@ -19,30 +19,24 @@ import argparse
 import asyncio
 import base64
 import json
-import re
 import time
+
+from jupyter_server.services.kernels.connection.base import deserialize_msg_from_ws_v1
 
 from harness.chromium import CHROMIUM, CHROMIUM_ARGS
 from harness.server import Server
-
-MSG_ID = re.compile(rb'"msg_id": ?"([^"]+)"')
-CHARTS = "() => document.querySelectorAll('.js-plotly-plot').length >= 6"
+from harness.support.visits import charts_shown
 
 
 def ids(frame: bytes) -> tuple[str, str]:
-    """(msg_id, the parent's msg_id) of a kernel websocket frame: Jupyter's v1 binary protocol (a
-    count, then that many little-endian 8-byte offsets of its parts: channel, header, parent header,
-    metadata, content, buffers) or the older JSON one. "" where there is none."""
+    """(msg_id, the parent's msg_id) of a kernel websocket frame, in Jupyter's v1 binary protocol
+    (jupyter_server's own reader) or the older JSON one; "" where there is none."""
     if frame[:1] == b"{":
         message = json.loads(frame)
-        return message.get("header", {}).get("msg_id", ""), message.get("parent_header", {}).get("msg_id", "")
-    count = int.from_bytes(frame[:8], "little")
-    offsets = [int.from_bytes(frame[8 * (i + 1) : 8 * (i + 2)], "little") for i in range(count)] + [
-        len(frame)
-    ]
-    parts = [frame[offsets[i] : offsets[i + 1]] for i in range(count)]
-    header, parent = (json.loads(part) if part else {} for part in (parts + [b"", b""])[1:3])
-    return header.get("msg_id", ""), parent.get("msg_id", "")
+    else:
+        _channel, parts = deserialize_msg_from_ws_v1(frame)  # header, parent header, metadata, ...
+        message = {"header": json.loads(parts[0]), "parent_header": json.loads(parts[1] or b"{}")}
+    return message["header"].get("msg_id", ""), message["parent_header"].get("msg_id", "")
 
 
 def _payload(event: dict) -> bytes:
@@ -77,7 +71,7 @@ async def page_round(browser, url: str, throttle: float) -> dict:
     began = time.monotonic()
     await page.goto(url, timeout=180_000)
     try:
-        await page.wait_for_function(CHARTS, timeout=240_000, polling=500)
+        await charts_shown(page, timeout_ms=240_000)  # 8x throttled pages took 130 to 180 s
         drawn = round(time.monotonic() - began, 1)
     except Exception:  # noqa: BLE001 - a page that never draws is a figure, not an error
         drawn = None

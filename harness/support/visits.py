@@ -41,7 +41,7 @@ async def type_value(page, name: str, value: str) -> None:
     await field.press("Enter")
 
 
-async def charts_shown(page) -> None:
+async def charts_shown(page, timeout_ms: float = 120_000) -> None:
     await page.wait_for_function(
-        "() => document.querySelectorAll('.js-plotly-plot').length >= 6", timeout=120_000, polling=100
+        "() => document.querySelectorAll('.js-plotly-plot').length >= 6", timeout=timeout_ms, polling=100
     )
