@@ -7,8 +7,13 @@ NumPy). Each must get exactly its codes; every failing finding must print the nu
 """
 
 import math
+import os
+import signal
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import jax.numpy as jnp
 import pytest
@@ -16,7 +21,7 @@ from jax import lax
 
 import core
 from core import exercise
-from core.exercises import reading, scan_step
+from core.exercises import reading, sandbox, scan_step
 from harness.support.scan_step_learners import (
     RIGHT,
     WRONG,
@@ -37,6 +42,8 @@ from harness.support.scan_step_learners import (
     while_loop,
     whole_scan_result,
 )
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def number_texts(value):
@@ -248,6 +255,64 @@ def test_a_loop_that_swallows_the_interrupt_is_still_stopped():
     while any(t.name.startswith("scanlab-check") for t in threading.enumerate()):
         assert time.monotonic() < deadline, "the watchdog did not stop an untraced loop"
         time.sleep(0.05)
+
+
+STARVED = """
+import time
+import core
+from harness.support.scan_step_learners import seed_closure
+
+core.check_training_step(seed_closure)  # JAX's first compiles, outside the timed check
+calls = []
+
+
+def right_after_a_moment(w, lr, x_batches, y_batches):
+    if not calls:
+        calls.append(print("computing", flush=True))
+        began = time.thread_time()
+        while time.thread_time() - began < 0.2:
+            pass
+    return seed_closure(w, lr, x_batches, y_batches)
+
+
+report = core.check_training_step(right_after_a_moment, timeout=TIMEOUT)
+print(report.passed, report.findings[0].message, flush=True)
+"""
+
+
+def test_a_check_the_machine_starved_of_cpu_is_judged_not_timed_out():
+    """A busy machine (here: the checking process stopped for longer than the time limit while the
+    function computes) stretches a check's wall time, not the CPU it needs: the verdict is the
+    function's, not "too slow" (the class report's workers run at nice 10 beside a class)."""
+    timeout = 3
+    script = STARVED.replace("TIMEOUT", str(timeout))
+    with subprocess.Popen(
+        [sys.executable, "-c", script], cwd=ROOT, stdout=subprocess.PIPE, text=True,
+        env={**os.environ, "JAX_PLATFORMS": "cpu"},
+    ) as child:  # fmt: skip
+        try:
+            assert child.stdout.readline() == "computing\n"
+            child.send_signal(signal.SIGSTOP)
+            time.sleep(timeout + 0.5)  # past the time limit, with no CPU given
+            child.send_signal(signal.SIGCONT)
+            said = child.stdout.read()
+        finally:
+            child.kill()
+    assert said.startswith("True "), said
+
+
+def sleeps(w, lr, x_batches, y_batches):
+    time.sleep(60)  # waits without computing: no CPU is ever used
+    return w
+
+
+def test_a_function_that_waits_without_computing_is_stopped_at_the_stretched_limit():
+    began = time.monotonic()
+    report = core.check_training_step(sleeps, timeout=0.5)
+    waited = time.monotonic() - began
+    assert report.mistakes == {"error"}
+    assert report.findings[0].message.startswith("too slow: did not return within 0.5 s")
+    assert sandbox.STRETCH * 0.5 <= waited < 30, waited
 
 
 def test_the_designed_cases_tell_every_pattern_apart():

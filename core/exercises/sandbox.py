@@ -6,8 +6,11 @@ from it such as NumPy's "setting an array element with a sequence", is `host_syn
 exception's type, the last line of the learner's own code in the traceback (JAX, NumPy, the standard
 library and this package filtered out), the lines of its message that say how (JAX's pointers
 elsewhere dropped), and the usual causes in words where they are known. Each check runs in a daemon
-thread for at most `timeout` seconds; past it the finding says "too slow" under `error` and the
-remaining checks are not run (each would wait as long). An `error` raised by the learner's function
+thread for at most `timeout` seconds, or on a machine too busy to have given this process `timeout`
+seconds of CPU by then, until it has (at most `STRETCH` times as long): a verdict must not depend on
+what else the machine runs (the class report's workers run at nice 10 beside a class's kernels).
+Past it the finding says "too slow" under `error` and the remaining checks are not run (each would
+wait as long). An `error` raised by the learner's function
 is said once too: the checks after it are not run, and a later check that raises an error said
 already is marked not run. A thread out of time is stopped: a trace function (`sys.settrace`, installed
 in the check's thread only, tracing only the learner's own files line by line) raises an exception
@@ -30,6 +33,7 @@ import os
 import sys
 import sysconfig
 import threading
+import time
 import traceback
 
 import jax
@@ -259,10 +263,30 @@ def _watch(thread: threading.Thread, grace: float = 1.0) -> None:
     threading.Thread(target=watchdog, name="scanlab-watchdog", daemon=True).start()
 
 
-def limited(work, timeout: float, name: str = "work"):
-    """`work()`, which calls the learner's code, in a daemon thread for at most `timeout` seconds,
-    the learner's lines stopped once the time is up (`_stopper`, then `_watch`), under JAX's standard
-    promotion rules.
+STRETCH = 2.0
+"""How many times `timeout` a check may take on a busy machine, waiting for its CPU (`_join`)."""
+
+
+def _join(thread: threading.Thread, timeout: float, stretch: float) -> None:
+    """Wait for `thread` `timeout` seconds; if by then this process has had less than `timeout`
+    seconds of CPU (all its threads), wait on until it has, at most `stretch * timeout` in all.
+
+    Never shorter than `timeout`: CPU used by other threads (a kernel's, a check that could not be
+    stopped) only ends the wait sooner, down to the plain limit. Longer only while the machine is
+    busy or the learner's code waits without computing (a sleep: it waits the whole stretch)."""
+    began, cpu = time.monotonic(), time.process_time()
+    thread.join(timeout)
+    while thread.is_alive():
+        left = min(timeout - (time.process_time() - cpu), stretch * timeout - (time.monotonic() - began))
+        if left <= 0:
+            return
+        thread.join(max(left, 0.01))
+
+
+def limited(work, timeout: float, name: str = "work", stretch: float = 1.0):
+    """`work()`, which calls the learner's code, in a daemon thread for at most `timeout` seconds
+    (with `stretch` > 1, longer on a busy machine: `_join`), the learner's lines stopped once the
+    time is up (`_stopper`, then `_watch`), under JAX's standard promotion rules.
 
     Returns (how it ended, what came of it): ("ran", its value), ("raised", the exception) or
     ("timed out", None)."""
@@ -287,7 +311,7 @@ def limited(work, timeout: float, name: str = "work"):
     thread = threading.Thread(target=target, name=f"scanlab-{name}", daemon=True)
     thread.start()
     try:
-        thread.join(timeout)
+        _join(thread, timeout, stretch)
     finally:
         stop.set()  # a no-op once the thread is done; else its learner code stops at its next line
     if thread.is_alive():
@@ -305,12 +329,13 @@ def too_slow(timeout: float, doing: str) -> str:
 
 
 def _run_check(name: str, check, doing: str, hints: dict, fn, state: dict, timeout: float):
-    """`check(fn, state)` in a daemon thread for at most `timeout` seconds (`limited`); `doing` says
+    """`check(fn, state)` in a daemon thread for `timeout` seconds (`limited`, stretched by `STRETCH` on
+    a busy machine: a verdict, unlike a drawn path, must not depend on the load); `doing` says
     what it does (for an error message) and `hints` has the "error" and "host_sync" hints.
 
     Returns (the Finding, how it ended): "ran" when the check returned, "raised" when the learner's
     function raised, "timed out" when it did not return in time."""
-    ended, value = limited(lambda: check(fn, state), timeout, f"check-{name}")
+    ended, value = limited(lambda: check(fn, state), timeout, f"check-{name}", STRETCH)
     if ended == "ran":
         return value, ended
     if ended == "raised":
