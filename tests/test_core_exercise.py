@@ -302,7 +302,8 @@ def test_a_check_the_machine_starved_of_cpu_is_judged_not_timed_out():
 
 
 def sleeps(w, lr, x_batches, y_batches):
-    time.sleep(60)  # waits without computing: no CPU is ever used
+    for _ in range(600):  # waits without computing (no CPU), a line at a time: stopped at its limit
+        time.sleep(0.1)
     return w
 
 
@@ -313,6 +314,10 @@ def test_a_function_that_waits_without_computing_is_stopped_at_the_stretched_lim
     assert report.mistakes == {"error"}
     assert report.findings[0].message.startswith("too slow: did not return within 0.5 s")
     assert sandbox.STRETCH * 0.5 <= waited < 30, waited
+    deadline = time.monotonic() + 10
+    while any(t.name.startswith("scanlab-check") for t in threading.enumerate()):
+        assert time.monotonic() < deadline, "the sleeping check's thread was not stopped"
+        time.sleep(0.05)
 
 
 def test_the_designed_cases_tell_every_pattern_apart():

@@ -10,15 +10,14 @@ thread for at most `timeout` seconds, or on a machine too busy to have given thi
 seconds of CPU by then, until it has (at most `STRETCH` times as long): a verdict must not depend on
 what else the machine runs (the class report's workers run at nice 10 beside a class's kernels).
 Past it the finding says "too slow" under `error` and the remaining checks are not run (each would
-wait as long). An `error` raised by the learner's function
-is said once too: the checks after it are not run, and a later check that raises an error said
-already is marked not run. A thread out of time is stopped: a trace function (`sys.settrace`, installed
-in the check's thread only, tracing only the learner's own files line by line) raises an exception
-at the next line of the learner's code. An asynchronous exception (`PyThreadState_SetAsyncExc`) is
-only the fallback (`_watch`), repeated each second for a thread that is still running: it lands in
-whatever Python code runs next, often JAX's garbage-collector callback, which swallows it. A
-compiled XLA loop that never ends cannot be stopped either way and keeps its thread busy until the
-process exits.
+wait as long). An `error` raised by the learner's function is said once too: the checks after it are
+not run, and a later check that raises an error said already is marked not run. A thread out of time
+is stopped: a trace function (`sys.settrace`, installed in the check's thread only, tracing only the
+learner's own files line by line) raises an exception at the next line of the learner's code. An
+asynchronous exception (`PyThreadState_SetAsyncExc`) is only the fallback (`_watch`), repeated each
+second for a thread that is still running: it lands in whatever Python code runs next, often JAX's
+garbage-collector callback, which swallows it. A compiled XLA loop that never ends cannot be stopped
+either way and keeps its thread busy until the process exits.
 
 The checks run the learner's code under JAX's standard type and rank promotion whatever the global
 setting, and read no other thread-local JAX configuration of the caller.
