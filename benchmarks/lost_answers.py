@@ -21,22 +21,20 @@ import base64
 import json
 import time
 
-from jupyter_server.services.kernels.connection.base import deserialize_msg_from_ws_v1
-
 from harness.chromium import CHROMIUM, CHROMIUM_ARGS
+from harness.protocol import Message
 from harness.server import Server
 from harness.support.visits import charts_shown
 
 
 def ids(frame: bytes) -> tuple[str, str]:
     """(msg_id, the parent's msg_id) of a kernel websocket frame, in Jupyter's v1 binary protocol
-    (jupyter_server's own reader) or the older JSON one; "" where there is none."""
+    (the harness's reader) or the older JSON one; "" where there is none."""
     if frame[:1] == b"{":
         message = json.loads(frame)
-    else:
-        _channel, parts = deserialize_msg_from_ws_v1(frame)  # header, parent header, metadata, ...
-        message = {"header": json.loads(parts[0]), "parent_header": json.loads(parts[1] or b"{}")}
-    return message["header"].get("msg_id", ""), message["parent_header"].get("msg_id", "")
+        return message["header"].get("msg_id", ""), message["parent_header"].get("msg_id", "")
+    message = Message.from_frame(frame)
+    return message.header.get("msg_id", ""), message.parent_id or ""
 
 
 def _payload(event: dict) -> bytes:
