@@ -147,7 +147,8 @@ def test_the_binder_route_serves_the_dashboard_without_the_labs_extensions(jupyt
     # Binder and the hub: postBuild, then a Jupyter server started through `start`, as repo2docker
     # does, beside the lab extensions of the JupyterLab and Notebook it adds. The page draws every
     # chart, says when its kernel stops (the scanlab template), and loads only the extensions
-    # voila.json allows: no other lab's extension, no version warning beyond Voila's own stack's.
+    # voila.json allows (the page's own plugin among them): no other lab's extension, no version
+    # warning beyond Voila's own stack's.
     # The environment's python first on PATH, as in the image.
     path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
     built = subprocess.run(
@@ -185,6 +186,7 @@ def test_the_binder_route_serves_the_dashboard_without_the_labs_extensions(jupyt
     assert drawn >= 6
     assert not [url for url in asked if "jupyter-notebook" in url], "Voila's page loaded the lab's extension"
     assert any("/voila/labextensions/anywidget/" in url for url in asked)
+    assert any("/voila/labextensions/scanlab-page/" in url for url in asked)  # tests/test_page_plugin.py
     assert not [text for text in said if "Failed to create module" in text]
     assert errors == []
 

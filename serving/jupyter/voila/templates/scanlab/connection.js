@@ -270,14 +270,21 @@
     }, 1000);
   };
 
-  const watch = (tries) => {
-    const manager = window.jupyterapp && window.jupyterapp.widgetManager;
-    const kernel = manager && manager.kernel;
-    if (kernel) {
-      reask(kernel);
-      keep(manager, kernel);
-      complete(manager);
-    } else if (tries > 0) setTimeout(watch, 250, tries - 1);
+  let watched = false;
+  const watch = (manager) => {
+    if (watched) return;
+    watched = true;
+    reask(manager.kernel);
+    keep(manager, manager.kernel);
+    complete(manager);
   };
-  watch(4 * 120);
+  // The manager as soon as it exists, from the page's plugin (labextensions/scanlab-page), which
+  // holds Voila's app back until the manager has restored; else from the started app.
+  window.addEventListener("scanlab-widget-manager", (event) => watch(event.detail));
+  const find = (tries) => {
+    const manager = window.jupyterapp && window.jupyterapp.widgetManager;
+    if (manager && manager.kernel) watch(manager);
+    else if (!watched && tries > 0) setTimeout(find, 250, tries - 1);
+  };
+  find(4 * 120);
 })();

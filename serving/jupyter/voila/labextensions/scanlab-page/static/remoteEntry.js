@@ -1,0 +1,71 @@
+// A plugin of Voila's page (docs/design.md, "An output without its widget"): Voila's app starts,
+// and so renders the cells' widget outputs, only once the widget manager has restored the kernel's
+// widgets. Rendered before, an output's renderer asks the manager for its model while the restore
+// is under way; the manager looks for it every 100 ms for 2 s, and tests its deadline before it
+// looks, so a page whose main thread is busy across that deadline (the restore of 352 models on a
+// loaded machine) throws "widget model not found" for a model it then has, and the renderer, finding
+// the manager restored, keeps the error for good. Started after, each output finds its model at
+// once. Lumino's start waits for every start-up plugin's activation; Voila's output plugin renders
+// at `app.started`.
+//
+// Written by hand, not built by @jupyterlab/builder: it shares no module, so it only has to be what
+// Voila's loader asks of a prebuilt extension (voila/src/tools.ts, loadComponent and createModule):
+// a container at `_JUPYTERLAB[name]` with `init(shareScope)` and `get(module)`, which gives a
+// factory of the module. tests/test_page_plugin.py checks that Voila loads and starts it.
+(() => {
+  const NAME = "scanlab-page";
+  const WAIT_MS = 30_000; // the most the app's start waits (a restore that never ends is logged)
+
+  // Resolves once the manager has restored the kernel's widgets, or its kernel has gone (the page
+  // then says so: connection.js).
+  const restored = (manager) =>
+    new Promise((resolve) => {
+      if (manager.restoredStatus) return resolve("restored");
+      const kernel = manager.kernel;
+      const done = (how) => {
+        manager.restored.disconnect(onRestored);
+        kernel.statusChanged.disconnect(onStatus);
+        kernel.connectionStatusChanged.disconnect(onConnection);
+        resolve(how);
+      };
+      const onRestored = () => done("restored");
+      const onStatus = (_, status) => status === "dead" && done("dead");
+      const onConnection = (_, status) => status === "disconnected" && done("disconnected");
+      manager.restored.connect(onRestored);
+      kernel.statusChanged.connect(onStatus);
+      kernel.connectionStatusChanged.connect(onConnection);
+    });
+
+  const plugin = {
+    id: `${NAME}:widgets-before-outputs`,
+    description: "Voila renders the widget outputs once the widget manager has restored the kernel's widgets.",
+    autoStart: true,
+    activate: async (app) => {
+      const delegate = app.widgetManagerPromise; // Voila 0.5's app (voila/src/app.ts)
+      if (!delegate) {
+        if (app.name === "Voila") console.error(`${NAME}: this Voila's app has no widgetManagerPromise`);
+        return;
+      }
+      let timer;
+      const late = new Promise((resolve) => { timer = setTimeout(resolve, WAIT_MS, "late"); });
+      const manager = await Promise.race([delegate.promise, late]);
+      if (manager && manager !== "late") {
+        // connection.js keeps the kernel's connection from now, not from after the start: a restore
+        // that lost answers needs its re-sends (connection.js, reask) to end.
+        window.dispatchEvent(new CustomEvent("scanlab-widget-manager", { detail: manager }));
+        const how = await Promise.race([restored(manager), late]);
+        if (how === "late") console.warn(`${NAME}: no restore of the widgets after ${WAIT_MS} ms; starting`);
+      }
+      clearTimeout(timer);
+    },
+  };
+
+  window._JUPYTERLAB = window._JUPYTERLAB || {};
+  window._JUPYTERLAB[NAME] = {
+    init: () => Promise.resolve(),
+    get: (module) =>
+      module === "./extension"
+        ? Promise.resolve(() => ({ __esModule: true, default: [plugin] }))
+        : Promise.reject(new Error(`${NAME} has no module ${module}`)),
+  };
+})();

@@ -1,0 +1,56 @@
+"""The page's plugin (serving/jupyter/voila/labextensions/scanlab-page): Voila's app starts, and so
+renders the cells' widget outputs, only once the widget manager has restored the kernel's widgets
+(docs/design.md, "An output without its widget")."""
+
+from __future__ import annotations
+
+from harness.support.visits import charts_shown
+
+PLUGIN = "scanlab-page:widgets-before-outputs"
+
+# When the manager (handed over by the plugin) restored the kernel's widgets, and when the first
+# output's renderer started: ipywidgets' renderer writes "Loading widget..." before it asks the
+# manager for its model.
+ORDER = """(() => {
+    const order = window.scanlabOrder = {};
+    window.addEventListener('scanlab-widget-manager', ({ detail: manager }) => {
+        order.handed = performance.now();
+        const stamp = () => { order.restored ??= performance.now(); };
+        if (manager.restoredStatus) stamp(); else manager.restored.connect(stamp);
+    });
+    new MutationObserver((records, observer) => {
+        for (const record of records) for (const node of record.addedNodes) {
+            if ((node.textContent || '').includes('Loading widget')) {
+                order.rendered = performance.now();
+                return observer.disconnect();
+            }
+        }
+    }).observe(document, { subtree: true, childList: true });
+})();"""
+
+
+def test_outputs_are_rendered_once_the_widgets_are_restored(faulted_server, visit):
+    # Rendered before, an output's renderer asks for its model while the restore is under way, and
+    # ipywidgets' manager can give up on a model it has just restored (its 2 s deadline passing on a
+    # busy page): the output reads "Error displaying widget: model not found" for good. Seen in CI
+    # and in full `make test` runs on 2 cores; here the order itself is checked. Without the
+    # plugin's wait the first output rendered 0.4 s before the restore ended (2.8 to 2.9 s on 6
+    # pages starved 2.5 s as the widgets' states arrived).
+    async def scenario(browser):
+        page = await browser.new_page(viewport={"width": 1280, "height": 900})
+        errors = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.on("console", lambda message: message.type == "error" and errors.append(message.text))
+        await page.add_init_script(ORDER)
+        await page.goto(faulted_server.url, timeout=120_000)
+        await charts_shown(page)
+        order = await page.evaluate("() => window.scanlabOrder")
+        active = await page.evaluate(f"() => window.jupyterapp.isPluginActivated({PLUGIN!r})")
+        if not active or "handed" not in order:
+            return [f"the plugin did not run: activated {active}, {order}"] + errors
+        if not order.get("restored") or not order.get("rendered") or order["rendered"] < order["restored"]:
+            errors.append(f"an output was rendered before the widgets were restored: {order}")
+        missing = await page.locator(".jupyter-widgets", has_text="model not found").count()
+        return ([f"{missing} outputs without their widget"] if missing else []) + errors
+
+    assert visit(scenario) == []
