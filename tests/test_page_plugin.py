@@ -4,6 +4,11 @@ renders the cells' widget outputs, only once the widget manager has restored the
 
 from __future__ import annotations
 
+import os
+import re
+import signal
+import time
+
 from harness.support.visits import charts_shown
 
 PLUGIN = "scanlab-page:widgets-before-outputs"
@@ -52,5 +57,45 @@ def test_outputs_are_rendered_once_the_widgets_are_restored(faulted_server, visi
             errors.append(f"an output was rendered before the widgets were restored: {order}")
         missing = await page.locator(".jupyter-widgets", has_text="model not found").count()
         return ([f"{missing} outputs without their widget"] if missing else []) + errors
+
+    assert visit(scenario) == []
+
+
+def test_a_kernel_killed_while_the_page_restores_its_widgets_is_told_at_once(faulted_server, visit):
+    # The app waits for the restore; the wait ends when the kernel dies, and the page's connection
+    # watch (connection.js) is handed the manager before it. The kernel's widget states are held
+    # back and the kernel killed as they come: the page must say its kernel stopped within seconds
+    # (1.9 s here), not after the wait's 30 s (30.3 s with neither the early end nor the handover).
+    async def scenario(browser):
+        page = await browser.new_page(viewport={"width": 1280, "height": 900})
+        killed = []
+
+        def route(socket):
+            server = socket.connect_to_server()
+            kernel_id = re.search(r"/api/kernels/([^/?]+)/channels", socket.url).group(1)
+
+            def to_page(message):
+                data = message if isinstance(message, bytes) else message.encode()
+                if b'"method": "update_states"' in data:  # held for good; the kernel killed
+                    if not killed:
+                        for process in faulted_server.kernels():
+                            if f"kernel-{kernel_id}.json" in " ".join(process.cmdline()):
+                                os.kill(process.pid, signal.SIGKILL)
+                                killed.append(time.monotonic())
+                    return
+                socket.send(message)
+
+            socket.on_message(server.send)
+            server.on_message(to_page)
+
+        await page.route_web_socket(re.compile(r"/api/kernels/[^/?]+/channels"), route)
+        await page.goto(faulted_server.url, timeout=120_000)
+        notice = page.locator(".scanlab-kernel-stopped")
+        await notice.wait_for(timeout=60_000)
+        if not killed:
+            return ["the kernel was never killed: no update_states came"]
+        said = time.monotonic() - killed[0]
+        text = await notice.inner_text()
+        return [] if said < 10 and "kernel stopped" in text else [f"told {said:.1f} s after the kill: {text}"]
 
     assert visit(scenario) == []

@@ -1,12 +1,8 @@
-// A plugin of Voila's page (docs/design.md, "An output without its widget"): Voila's app starts,
-// and so renders the cells' widget outputs, only once the widget manager has restored the kernel's
-// widgets. Rendered before, an output's renderer asks the manager for its model while the restore
-// is under way; the manager looks for it every 100 ms for 2 s, and tests its deadline before it
-// looks, so a page whose main thread is busy across that deadline (the restore of 352 models on a
-// loaded machine) throws "widget model not found" for a model it then has, and the renderer, finding
-// the manager restored, keeps the error for good. Started after, each output finds its model at
-// once. Lumino's start waits for every start-up plugin's activation; Voila's output plugin renders
-// at `app.started`.
+// A plugin of Voila's page: Voila's app starts, and so renders the cells' widget outputs, only once
+// the widget manager has restored the kernel's widgets. Rendered before, an output can ask for its
+// model during the restore, and ipywidgets' manager can give up on a model it then has ("widget
+// model not found" for good: docs/design.md, "An output without its widget"). Lumino's start waits
+// for every start-up plugin's activation; Voila's output plugin renders at `app.started`.
 //
 // Written by hand, not built by @jupyterlab/builder: it shares no module, so it only has to be what
 // Voila's loader asks of a prebuilt extension (voila/src/tools.ts, loadComponent and createModule):
@@ -20,8 +16,9 @@
   // then says so: connection.js).
   const restored = (manager) =>
     new Promise((resolve) => {
-      if (manager.restoredStatus) return resolve("restored");
       const kernel = manager.kernel;
+      if (manager.restoredStatus) return resolve("restored");
+      if (kernel.status === "dead" || kernel.connectionStatus === "disconnected") return resolve("gone");
       const done = (how) => {
         manager.restored.disconnect(onRestored);
         kernel.statusChanged.disconnect(onStatus);
