@@ -9,8 +9,9 @@
   that Voila does not log "not trusted" for every page.
 - `jupyter/voila/templates/scanlab`: the page template (Voila's `lab` plus a notice with a Reload
   button when the page's kernel stops) and the busy page (`503.html`).
-- `jupyter/voila/labextensions/scanlab-page`: a plugin of the page that starts Voila's app, and so
-  renders the widget outputs, once the widget manager has restored the kernel's widgets.
+- `jupyter/voila/labextensions/scanlab-page`: a plugin of the page that holds Voila's app's start,
+  and so the rendering of the widget outputs, until the widget manager has restored the kernel's
+  widgets.
 
 Two modules run in the dashboard's kernel instead: `preheat.wait_for_request`, Voila's own without
 the cost of importing Voila's server side, and `heap.return_freed_memory`, which hands the heap

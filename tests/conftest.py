@@ -129,9 +129,10 @@ def dashboard_server(make_run, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def faulted_server(make_run, tmp_path_factory):
-    """dashboard_server's like, for one module alone: the module that cuts a server's connections on
-    purpose (tests/test_faults.py) harms no other module's pages if its faults harm the server. Its
-    tests open a page or two at a time: one preheated kernel."""
+    """dashboard_server's like, for one module at a time: a module that cuts a server's connections
+    or kills its kernels on purpose (tests/test_faults.py, tests/test_page_plugin.py) harms no other
+    module's pages if its faults harm the server. Its tests open a page or two at a time: one
+    preheated kernel."""
     yield from _dashboard(make_run, tmp_path_factory, "faulted", ["POOL_SIZE=1", *DASHBOARD_ARGS[1:]])
 
 

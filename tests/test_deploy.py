@@ -11,6 +11,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 import tomllib
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
@@ -177,6 +178,15 @@ def test_the_binder_route_serves_the_dashboard_without_the_labs_extensions(jupyt
             e for e in dashboard.errors if "mathjax" not in e.lower() and "ERR_NAME_NOT_RESOLVED" not in e
         ]
         dashboard.close()
+        # Voila's listing, a page of the same app with no kernel: the page's plugin waits for no
+        # widgets there (a listing shown only once Voila's app has started).
+        tree = browser.new_page()
+        tree.on("console", lambda message: message.type in ("error", "warning") and said.append(message.text))
+        began = time.monotonic()
+        tree.goto(f"http://127.0.0.1:{port}/voila/tree", timeout=60_000)
+        tree.get_by_text("app.ipynb").first.wait_for(timeout=60_000)
+        listed = time.monotonic() - began
+        tree.close()
     finally:
         children = []
         with contextlib.suppress(psutil.NoSuchProcess):  # (a server that died leaves none to list)
@@ -188,6 +198,8 @@ def test_the_binder_route_serves_the_dashboard_without_the_labs_extensions(jupyt
     assert any("/voila/labextensions/anywidget/" in url for url in asked)
     assert any("/voila/labextensions/scanlab-page/" in url for url in asked)  # tests/test_page_plugin.py
     assert not [text for text in said if "Failed to create module" in text]
+    assert listed < 10, f"the listing came {listed:.1f} s after the navigation"
+    assert not [text for text in said if "scanlab-page" in text]
     assert errors == []
 
 

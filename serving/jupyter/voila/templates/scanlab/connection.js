@@ -229,9 +229,14 @@
       showBanner(`${missing.length} parts of this page did not load: loading it again.`);
       window.location.reload();
     };
-    // Each output is rendered once the manager has restored: a few looks after that suffice.
-    if (manager.restoredStatus) look(5);
-    else manager.restored.connect(function first() { manager.restored.disconnect(first); look(5); });
+    // The outputs render once Voila's app has started, after the manager's restore
+    // (labextensions/scanlab-page), and a missing model shows 2 s later: a few looks from then.
+    const started = (tries) => {
+      if (window.jupyterapp) look(5);
+      else if (tries > 0) setTimeout(started, 250, tries - 1);
+    };
+    if (manager.restoredStatus) started(4 * 120);
+    else manager.restored.connect(function first() { manager.restored.disconnect(first); started(4 * 120); });
   };
 
   // ipywidgets' manager restores the page's widgets with one request for all their states; when the

@@ -11,6 +11,7 @@
 (() => {
   const NAME = "scanlab-page";
   const WAIT_MS = 30_000; // the most the app's start waits (a restore that never ends is logged)
+  const MANAGER_PLUGIN = "@voila-dashboards/voila:widget-manager8"; // ipywidgets 8's, in Voila 0.5
 
   // Resolves once the manager has restored the kernel's widgets, or its kernel has gone (the page
   // then says so: connection.js).
@@ -38,22 +39,24 @@
     description: "Voila renders the widget outputs once the widget manager has restored the kernel's widgets.",
     autoStart: true,
     activate: async (app) => {
-      const delegate = app.widgetManagerPromise; // Voila 0.5's app (voila/src/app.ts)
-      if (!delegate) {
-        if (app.name === "Voila") console.error(`${NAME}: this Voila's app has no widgetManagerPromise`);
+      if (!app.widgetManagerPromise) { // Voila 0.5's app (voila/src/app.ts); JupyterLab's has none
+        if (app.name === "Voila") console.error(`${NAME}: this Voila's app has no widget manager`);
         return;
       }
+      // Voila's manager plugin makes the manager, or none (a listing; a kernel gone before the
+      // page's scripts ran): then there is nothing to wait for. A plugin already activating gives
+      // its promise; Lumino activates each once.
+      await app.activatePlugin(MANAGER_PLUGIN).catch(() => {});
+      const manager = app.widgetManager;
+      if (!manager) return;
+      // connection.js keeps the kernel's connection from now, not from after the start: a restore
+      // that lost answers needs its re-sends (connection.js, reask) to end.
+      window.dispatchEvent(new CustomEvent("scanlab-widget-manager", { detail: manager }));
       let timer;
       const late = new Promise((resolve) => { timer = setTimeout(resolve, WAIT_MS, "late"); });
-      const manager = await Promise.race([delegate.promise, late]);
-      if (manager && manager !== "late") {
-        // connection.js keeps the kernel's connection from now, not from after the start: a restore
-        // that lost answers needs its re-sends (connection.js, reask) to end.
-        window.dispatchEvent(new CustomEvent("scanlab-widget-manager", { detail: manager }));
-        const how = await Promise.race([restored(manager), late]);
-        if (how === "late") console.warn(`${NAME}: no restore of the widgets after ${WAIT_MS} ms; starting`);
-      }
+      const how = await Promise.race([restored(manager), late]);
       clearTimeout(timer);
+      if (how === "late") console.warn(`${NAME}: no restore of the widgets after ${WAIT_MS} ms; starting`);
     },
   };
 
