@@ -29,6 +29,15 @@
   let leaving = false;
   window.addEventListener("beforeunload", () => { leaving = true; });
 
+  // Voila's app once it has started (Voila sets window.jupyterapp then), looked for 2 minutes.
+  const started = new Promise((resolve) => {
+    const find = (tries) => {
+      if (window.jupyterapp) resolve(window.jupyterapp);
+      else if (tries > 0) setTimeout(find, 250, tries - 1);
+    };
+    find(4 * 120);
+  });
+
   const PRESENTATION = ["view", "hide", "token"]; // what a link says beyond the run (widgets/settings.py)
   // The share link, when it names this page (same origin and path), with what the page's own
   // address says beyond the run (its view, what it hides); else the page's own address.
@@ -231,12 +240,11 @@
     };
     // The outputs render once Voila's app has started, after the manager's restore
     // (labextensions/scanlab-page), and a missing model shows 2 s later: a few looks from then.
-    const started = (tries) => {
-      if (window.jupyterapp) look(5);
-      else if (tries > 0) setTimeout(started, 250, tries - 1);
-    };
-    if (manager.restoredStatus) started(4 * 120);
-    else manager.restored.connect(function first() { manager.restored.disconnect(first); started(4 * 120); });
+    const restored = new Promise((resolve) => {
+      if (manager.restoredStatus) resolve();
+      else manager.restored.connect(function first() { manager.restored.disconnect(first); resolve(); });
+    });
+    Promise.all([restored, started]).then(() => look(5));
   };
 
   // ipywidgets' manager restores the page's widgets with one request for all their states; when the
@@ -286,10 +294,5 @@
   // The manager as soon as it exists, from the page's plugin (labextensions/scanlab-page), which
   // holds Voila's app back until the manager has restored; else from the started app.
   window.addEventListener("scanlab-widget-manager", (event) => watch(event.detail));
-  const find = (tries) => {
-    const manager = window.jupyterapp && window.jupyterapp.widgetManager;
-    if (manager && manager.kernel) watch(manager);
-    else if (!watched && tries > 0) setTimeout(find, 250, tries - 1);
-  };
-  find(4 * 120);
+  started.then((app) => app.widgetManager && app.widgetManager.kernel && watch(app.widgetManager));
 })();

@@ -18,20 +18,18 @@
   const restored = (manager) =>
     new Promise((resolve) => {
       const kernel = manager.kernel;
-      if (manager.restoredStatus) return resolve("restored");
-      if (kernel.status === "dead" || kernel.connectionStatus === "disconnected") return resolve("gone");
-      const done = (how) => {
-        manager.restored.disconnect(onRestored);
-        kernel.statusChanged.disconnect(onStatus);
-        kernel.connectionStatusChanged.disconnect(onConnection);
-        resolve(how);
+      const gone = () => kernel.status === "dead" || kernel.connectionStatus === "disconnected";
+      if (manager.restoredStatus || gone()) return resolve(true);
+      const done = () => {
+        if (!manager.restoredStatus && !gone()) return;
+        manager.restored.disconnect(done);
+        kernel.statusChanged.disconnect(done);
+        kernel.connectionStatusChanged.disconnect(done);
+        resolve(true);
       };
-      const onRestored = () => done("restored");
-      const onStatus = (_, status) => status === "dead" && done("dead");
-      const onConnection = (_, status) => status === "disconnected" && done("disconnected");
-      manager.restored.connect(onRestored);
-      kernel.statusChanged.connect(onStatus);
-      kernel.connectionStatusChanged.connect(onConnection);
+      manager.restored.connect(done);
+      kernel.statusChanged.connect(done);
+      kernel.connectionStatusChanged.connect(done);
     });
 
   const plugin = {
@@ -39,7 +37,7 @@
     description: "Voila renders the widget outputs once the widget manager has restored the kernel's widgets.",
     autoStart: true,
     activate: async (app) => {
-      if (!app.widgetManagerPromise) { // Voila 0.5's app (voila/src/app.ts); JupyterLab's has none
+      if (!("widgetManager" in app)) { // Voila 0.5's app (voila/src/app.ts); JupyterLab's has none
         if (app.name === "Voila") console.error(`${NAME}: this Voila's app has no widget manager`);
         return;
       }
@@ -53,10 +51,10 @@
       // that lost answers needs its re-sends (connection.js, reask) to end.
       window.dispatchEvent(new CustomEvent("scanlab-widget-manager", { detail: manager }));
       let timer;
-      const late = new Promise((resolve) => { timer = setTimeout(resolve, WAIT_MS, "late"); });
-      const how = await Promise.race([restored(manager), late]);
+      const late = new Promise((resolve) => { timer = setTimeout(resolve, WAIT_MS, false); });
+      const ended = await Promise.race([restored(manager), late]);
       clearTimeout(timer);
-      if (how === "late") console.warn(`${NAME}: no restore of the widgets after ${WAIT_MS} ms; starting`);
+      if (!ended) console.warn(`${NAME}: no restore of the widgets after ${WAIT_MS} ms; starting`);
     },
   };
 
